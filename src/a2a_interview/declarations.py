@@ -1,0 +1,100 @@
+"""Loading a serving agent's declarations, with the self-check of PROFILE §2.4.
+
+A serving agent verifies its own terms entries on load and refuses to start if any
+fails; it serves only bytes that verified. The fetch is injected (a callable from url to
+bytes, or ``None`` when it failed), so this module does no I/O of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import DeclarationError, IngressError
+from .ijson import JSONObject, loads
+from .projection import CommittedProposal, Interview
+from .spec import INTERVIEW_URI, MAX_DEPTH, MAX_DOCUMENT_BYTES
+from .terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
+
+Fetch = Callable[[str], bytes | None]
+
+
+def interview_entry(card: Any) -> dict[str, Any] | None:
+    """The card's interview ``AgentExtension`` (interview §3), or ``None``."""
+    caps = card.get("capabilities") if isinstance(card, dict) else None
+    exts = caps.get("extensions") if isinstance(caps, dict) else None
+    for ext in exts if isinstance(exts, list) else ():
+        if isinstance(ext, dict) and ext.get("uri") == INTERVIEW_URI:
+            return ext
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Declarations:
+    """The card as served, each terms entry's verdict, and the answers built from them."""
+
+    card: JSONObject
+    verdicts: tuple[tuple[TermsEntry, ProposalVerdict], ...]
+    interview: Interview
+
+    @property
+    def proposals(self) -> tuple[CommittedProposal, ...]:
+        return tuple(
+            CommittedProposal(entry, verdict.document)
+            for entry, verdict in self.verdicts
+            if verdict.document is not None
+        )
+
+
+def read_card(data: bytes, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> JSONObject:
+    """Parse a card strictly. Raises ``IngressError`` or ``DeclarationError``."""
+    card = loads(data, max_bytes=max_bytes, max_depth=MAX_DEPTH)
+    if not isinstance(card, dict):
+        raise DeclarationError("the card is not a JSON object")
+    return card
+
+
+def build(
+    card: JSONObject,
+    fetch: Fetch | Mapping[str, bytes],
+    *,
+    require_interview: bool = True,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+) -> Declarations:
+    """Verify every terms entry of ``card`` and build its answers (PROFILE §2.4).
+
+    ``fetch`` maps a proposal url to its bytes (a callable, or a mapping for files).
+    Raises ``DeclarationError`` naming the failing entry by its pointer and the reason
+    code of terms §3, when the card declares the interview with ``required: true``
+    (interview §3 rule 1), or, with ``require_interview``, when it does not declare the
+    interview at all.
+    """
+    entry = interview_entry(card)
+    if entry is None and require_interview:
+        raise DeclarationError("the card does not declare the interview extension")
+    if entry is not None and entry.get("required") is True:
+        raise DeclarationError("the interview extension is declared with required: true")
+    get = fetch.get if isinstance(fetch, Mapping) else fetch
+    verdicts = []
+    for terms_entry in read_terms_entries(card):
+        body = get(terms_entry.url) if terms_entry.url is not None else None
+        verdict = verify_proposal(terms_entry.digest, body, max_bytes=max_bytes)
+        if not verdict.ok:
+            raise DeclarationError(
+                f"terms entry {terms_entry.member} failed verification: {verdict.result}"
+            )
+        verdicts.append((terms_entry, verdict))
+    committed = [CommittedProposal(e, v.document) for e, v in verdicts if v.document is not None]
+    return Declarations(card, tuple(verdicts), Interview(card, committed))
+
+
+def load(
+    card_bytes: bytes, fetch: Fetch | Mapping[str, bytes], **options: Any
+) -> Declarations:
+    """:func:`build` from the card's bytes; ingress failures become ``DeclarationError``."""
+    try:
+        card = read_card(card_bytes)
+    except IngressError as exc:
+        raise DeclarationError(f"the card is not strict I-JSON ({exc.code})") from None
+    return build(card, fetch, **options)

@@ -1,0 +1,207 @@
+"""The interview's bindings as pure functions: request bytes in, a reply or ``None`` out.
+
+``None`` means "not ours": the driver passes the request to the host untouched, so
+everything outside the activated ``interview/`` namespace (and the host's own
+``-32601`` for an interview method without activation, PROFILE §3.3) stays the host's.
+Drivers (the ASGI layer, the ``a2a-sdk`` route wrapper, the proxy) only move bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .errors import InterviewError
+from .ijson import loads
+from .jcs import canonicalize
+from .projection import Interview
+from .spec import (
+    EXTENSIONS_HEADER,
+    INTERVIEW_URI,
+    LEGACY_EXTENSIONS_HEADER,
+    METHOD_PREFIX,
+    QUESTIONS,
+    RPC_INVALID_PARAMS,
+    RPC_INVALID_REQUEST,
+    RPC_TOO_MANY_REQUESTS,
+    SELECTOR_QUESTIONS,
+)
+
+MAX_REQUEST_BYTES = 64 * 1024
+JSON_CONTENT_TYPE = "application/json"
+_NAMESPACE = METHOD_PREFIX.encode()
+_ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """Which request headers named the interview URI (PROFILE §3.2)."""
+
+    current: bool = False
+    legacy: bool = False
+
+    def __bool__(self) -> bool:
+        return self.current or self.legacy
+
+    def echo(self) -> tuple[tuple[str, str], ...]:
+        """The response headers every activated response carries."""
+        if not self:
+            return ()
+        if self.legacy:
+            return ((EXTENSIONS_HEADER, INTERVIEW_URI), (LEGACY_EXTENSIONS_HEADER, INTERVIEW_URI))
+        return ((EXTENSIONS_HEADER, INTERVIEW_URI),)
+
+
+NOT_ACTIVATED = Activation()
+
+
+def _names(value: str) -> Iterable[str]:
+    return (item.strip(" \t") for item in value.split(","))
+
+
+def activation(headers: Iterable[tuple[str | bytes, str | bytes]]) -> Activation:
+    """Read activation from request headers: a comma-separated list, each element trimmed
+    of blanks and compared exactly with the URI (PROFILE §3.2). Header names match
+    case-insensitively, as HTTP requires; values never do."""
+    current = legacy = False
+    for raw_name, raw_value in headers:
+        name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
+        lname = name.lower()
+        if lname not in ("a2a-extensions", "x-a2a-extensions"):
+            continue
+        value = raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
+        if INTERVIEW_URI in _names(value):
+            if lname == "a2a-extensions":
+                current = True
+            else:
+                legacy = True
+    return Activation(current, legacy)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A complete HTTP response for the driver to send."""
+
+    status: int
+    body: bytes
+    headers: tuple[tuple[str, str], ...]
+
+
+def _reply(body: bytes, act: Activation, status: int = 200) -> Reply:
+    return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()))
+
+
+def rpc_error(request_id: Any, error: tuple[int, str]) -> bytes:
+    """A JSON-RPC error response with a fixed message (no request content)."""
+    code, message = error
+    return b'{"error":{"code":%d,"message":%s},"id":%s,"jsonrpc":"2.0"}' % (
+        code,
+        canonicalize(message),
+        canonicalize(request_id),
+    )
+
+
+def _rpc_result(request_id: Any, result: bytes) -> bytes:
+    return b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (canonicalize(request_id), result)
+
+
+def _valid_id(request_id: Any) -> bool:
+    return request_id is None or type(request_id) in (str, int)
+
+
+def _selector(question: str, params: Any) -> tuple[bool, str | None]:
+    """PROFILE §3.5: (valid, skill). Omitted params read as ``{}``; ``null`` is invalid."""
+    if not isinstance(params, dict):
+        return False, None
+    if not params:
+        return True, None
+    if question in SELECTOR_QUESTIONS and params.keys() == {"skill"}:
+        skill = params["skill"]
+        return (True, skill) if isinstance(skill, str) else (False, None)
+    return False, None
+
+
+def jsonrpc(
+    body: bytes, act: Activation, interview: Interview, *, max_bytes: int = MAX_REQUEST_BYTES
+) -> Reply | None:
+    """Answer a JSON-RPC POST body if it is an activated interview call, else ``None``.
+
+    Returns, under activation and for a method in the ``interview/`` namespace:
+
+    - the answer, or the standard refusal for a method outside the five, as ``result``
+      (PROFILE §3.4, §3.6);
+    - ``-32602`` for params of the wrong shape (PROFILE §3.5);
+    - ``-32600`` for an envelope that is not JSON-RPC 2.0.
+
+    Returns ``None`` for everything else, including bodies that are not strict I-JSON
+    and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
+    """
+    if _NAMESPACE not in body:  # cheap: ordinary traffic is never parsed here
+        return None
+    try:
+        request = loads(body, max_bytes=max_bytes)
+    except InterviewError:
+        return None
+    if not isinstance(request, dict):
+        return None
+    method = request.get("method")
+    if not isinstance(method, str) or not method.startswith(METHOD_PREFIX) or not act:
+        return None
+    request_id = request.get("id")
+    if request.get("jsonrpc") != "2.0" or not _valid_id(request_id) or request.keys() - _ENVELOPE:
+        return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
+    question = method[len(METHOD_PREFIX) :]
+    if question not in QUESTIONS:  # interview §6 rule 1: the method set is closed
+        return _reply(_rpc_result(request_id, interview.refusal), act)
+    valid, skill = _selector(question, request.get("params", {}))
+    if not valid:
+        return _reply(rpc_error(request_id, RPC_INVALID_PARAMS), act)
+    return _reply(_rpc_result(request_id, interview.answer(question, skill)), act)
+
+
+REST_INVALID = b'{"error":{"code":400,"message":"Invalid params","status":"INVALID_ARGUMENT"}}'
+REST_SEGMENT = "/interview/"
+
+
+def rest(
+    method: str, question: str, query: bytes, act: Activation, interview: Interview
+) -> Reply | None:
+    """Answer ``GET {url}/interview/{question}`` (PROFILE §3b), else ``None``.
+
+    ``question`` is the path segment after ``/interview/``, already percent-decoded;
+    ``query`` is the raw query string. Returns ``None`` without activation (the host's
+    own 404) and for methods other than GET; a 200 refusal for a question outside the
+    five; 400 for unknown query parameters, a repeated ``skill``, or ``skill`` on a
+    question that takes no selector.
+    """
+    if method != "GET" or not act:
+        return None
+    if question not in QUESTIONS:
+        return _reply(interview.refusal, act)
+    try:
+        pairs = parse_qsl(
+            query.decode("ascii"), keep_blank_values=True, strict_parsing=bool(query),
+            errors="strict",
+        )  # fmt: skip
+    except (UnicodeDecodeError, ValueError):
+        return _reply(REST_INVALID, act, 400)
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        if name in params:
+            return _reply(REST_INVALID, act, 400)
+        params[name] = value
+    valid, skill = _selector(question, params)
+    if not valid:
+        return _reply(REST_INVALID, act, 400)
+    return _reply(interview.answer(question, skill), act)
+
+
+def too_many_requests(retry_after: int, request_id: Any = None) -> Reply:
+    """PROFILE §3.7: HTTP 429, ``Retry-After``, JSON-RPC error ``-32000``."""
+    return Reply(
+        429,
+        rpc_error(request_id, RPC_TOO_MANY_REQUESTS),
+        (("Content-Type", JSON_CONTENT_TYPE), ("Retry-After", str(max(1, retry_after)))),
+    )

@@ -1,0 +1,72 @@
+"""The one place for each fact the specifications name.
+
+Every URI, method name, header name, refusal member and reason code used anywhere in the
+package is defined here once, spelled as the texts spell it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final, Literal
+
+# interview §2
+INTERVIEW_URI: Final = "https://agentsow.com/extensions/a2a-interview/v1"
+# terms §1
+TERMS_URI: Final = "https://agentsow.com/extensions/a2a-terms/v1"
+
+# PROFILE §3.2: the 1.0 header and its 0.3 spelling.
+EXTENSIONS_HEADER: Final = "A2A-Extensions"
+LEGACY_EXTENSIONS_HEADER: Final = "X-A2A-Extensions"
+VERSION_HEADER: Final = "A2A-Version"
+
+CARD_PATH: Final = "/.well-known/agent-card.json"
+
+METHOD_PREFIX: Final = "interview/"
+Question = Literal["identity", "capabilities", "usage", "terms", "refusals"]
+# interview §4: the closed method set, in the draft's order.
+QUESTIONS: Final[tuple[Question, ...]] = ("identity", "capabilities", "usage", "terms", "refusals")
+METHODS: Final = tuple(METHOD_PREFIX + q for q in QUESTIONS)
+# interview §4 rule 3: only these take the `skill` selector.
+SELECTOR_QUESTIONS: Final[frozenset[str]] = frozenset({"usage", "terms"})
+
+
+class RefusalReason(StrEnum):
+    """interview §6 rule 2: a closed set that grows only by revision."""
+
+    OUT_OF_SCOPE = "out_of_scope"
+    NOT_DECLARED = "not_declared"  # reserved; never produced (PROFILE §5)
+
+
+REFUSAL_DETAIL: Final = "no declared skill matches"  # interview §6, PROFILE §5
+
+# PROFILE §3.3, §3.5, §3.7: the fixed JSON-RPC errors. No message carries request content.
+RPC_PARSE_ERROR: Final = (-32700, "Parse error")
+RPC_INVALID_REQUEST: Final = (-32600, "Invalid Request")
+RPC_METHOD_NOT_FOUND: Final = (-32601, "Method not found")
+RPC_INVALID_PARAMS: Final = (-32602, "Invalid params")
+RPC_TOO_MANY_REQUESTS: Final = (-32000, "Too many requests")
+
+# PROFILE §1.4 defaults.
+MAX_DOCUMENT_BYTES: Final = 1 << 20
+MAX_DEPTH: Final = 64
+MAX_SAFE_INTEGER: Final = (1 << 53) - 1
+
+# Agent SoW §6: the provider signature's domain separator.
+SOW_SIGNING_PREFIX: Final = b"agent-sow-v1\n"
+# PROFILE §8: the runner's signature over a result record.
+RESULT_SIGNING_PREFIX: Final = b"a2a-interview-result-v1\n"
+RESULT_FORMAT: Final = "a2a-interview-result/1"
+
+
+class ProposalFailure(StrEnum):
+    """terms §3 (terms-extension.md §3): why an entry states no terms. Closed."""
+
+    FETCH_FAILED = "fetch_failed"
+    NOT_JSON = "not_json"
+    DIGEST_SPELLING = "digest_spelling"
+    DIGEST_MISMATCH = "digest_mismatch"
+    UNSIGNED = "unsigned"
+    SIGNATURE_MALFORMED = "signature_malformed"
+    SIGNATURE_INVALID = "signature_invalid"
+    NOT_STANDING_PROPOSAL = "not_standing_proposal"
+    DIRECTED_ON_PUBLIC_CARD = "directed_on_public_card"
