@@ -31,6 +31,43 @@ def interview_entry(card: Any) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Interface:
+    """One interface the card declares: its protocol binding and URL."""
+
+    binding: str
+    url: str
+    protocol_version: str | None = None
+
+
+def interfaces(card: Any) -> list[Interface]:
+    """Every interface a card declares, in card order, without repeats.
+
+    A2A 1.0 cards list ``supportedInterfaces`` (``protocolBinding``); A2A 0.3 cards give
+    ``url`` with ``preferredTransport`` (default ``JSONRPC``) and ``additionalInterfaces``
+    (``transport``). A card served by ``a2a-sdk`` may carry both shapes.
+    """
+    if not isinstance(card, dict):
+        return []
+    found: list[Interface] = []
+
+    def add(binding: Any, url: Any, version: Any = None) -> None:
+        if isinstance(binding, str) and isinstance(url, str):
+            item = Interface(binding, url, version if isinstance(version, str) else None)
+            if all((i.binding, i.url) != (item.binding, item.url) for i in found):
+                found.append(item)
+
+    for item in card.get("supportedInterfaces") or ():
+        if isinstance(item, dict):
+            add(item.get("protocolBinding"), item.get("url"), item.get("protocolVersion"))
+    if "url" in card:
+        add(card.get("preferredTransport", "JSONRPC"), card["url"], card.get("protocolVersion"))
+    for item in card.get("additionalInterfaces") or ():
+        if isinstance(item, dict):
+            add(item.get("transport"), item.get("url"))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
 class Declarations:
     """The card as served, each terms entry's verdict, and the answers built from them."""
 
@@ -89,9 +126,7 @@ def build(
     return Declarations(card, tuple(verdicts), Interview(card, committed))
 
 
-def load(
-    card_bytes: bytes, fetch: Fetch | Mapping[str, bytes], **options: Any
-) -> Declarations:
+def load(card_bytes: bytes, fetch: Fetch | Mapping[str, bytes], **options: Any) -> Declarations:
     """:func:`build` from the card's bytes; ingress failures become ``DeclarationError``."""
     try:
         card = read_card(card_bytes)

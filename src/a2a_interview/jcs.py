@@ -36,7 +36,7 @@ def _plain(value: Any) -> bool:
     if kind is str or value is None or kind is bool:
         return True
     if kind is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str or not (key.isascii() or max(key) < "\U00010000"):

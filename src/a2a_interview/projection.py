@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .errors import DeclarationError
 from .ijson import JSON, JSONObject, loads
 from .jcs import canonicalize, digest_bytes
 from .models import Answer, Refusal, result_from_json
 from .pointer import escape
-from .spec import QUESTIONS, SELECTOR_QUESTIONS, Question
+from .spec import Question
 from .terms import TermsEntry
 
 # PROFILE §4.3: card members outside the skills, in answer order.
@@ -92,7 +92,7 @@ class Interview:
         self.card = card
         self.card_bytes = canonicalize(card)
         self.card_digest = digest_bytes(self.card_bytes)
-        self.skill_ids: tuple[str, ...] = tuple(s["id"] for s in skills)  # type: ignore[misc]
+        self.skill_ids: tuple[str, ...] = tuple(s["id"] for s in skills)
         self.refusal = Refusal(self.skill_ids).to_bytes()
 
         skill_ids = [_card(f"/skills/{i}/id", s["id"]) for i, s in enumerate(skills)]
@@ -109,7 +109,8 @@ class Interview:
         answers: dict[tuple[str, str | None], bytes] = {}
         answers["identity", None] = _answer("identity", list(self._identity(card)))
         answers["capabilities", None] = _answer(
-            "capabilities", [f for pair in zip(skill_ids, descriptions) for f in pair if f]
+            "capabilities",
+            [f for pair in zip(skill_ids, descriptions, strict=True) for f in pair if f],
         )
         answers["refusals", None] = _answer("refusals", skill_ids + security)
         answers["usage", None] = _answer(
@@ -172,9 +173,7 @@ class Interview:
     def selectors(self) -> Iterator[tuple[Question, str | None]]:
         """Every (question, selector) pair that has an answer of its own."""
         for question, skill in self._answers:
-            assert question in QUESTIONS
-            assert skill is None or question in SELECTOR_QUESTIONS
-            yield question, skill  # type: ignore[misc]
+            yield cast(Question, question), skill
 
 
 def _select(
@@ -185,9 +184,7 @@ def _select(
     if direct:
         return direct
     return [
-        t
-        for t in terms
-        if t[0].entry.offering is None and skill_id in _offerings(t[0].document)
+        t for t in terms if t[0].entry.offering is None and skill_id in _offerings(t[0].document)
     ]
 
 

@@ -87,10 +87,11 @@ class Reply:
     status: int
     body: bytes
     headers: tuple[tuple[str, str], ...]
+    request_id: Any = None  # the JSON-RPC id, for a later 429 in its place
 
 
-def _reply(body: bytes, act: Activation, status: int = 200) -> Reply:
-    return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()))
+def _reply(body: bytes, act: Activation, status: int = 200, request_id: Any = None) -> Reply:
+    return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()), request_id)
 
 
 def rpc_error(request_id: Any, error: tuple[int, str]) -> bytes:
@@ -154,11 +155,11 @@ def jsonrpc(
         return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
     question = method[len(METHOD_PREFIX) :]
     if question not in QUESTIONS:  # interview §6 rule 1: the method set is closed
-        return _reply(_rpc_result(request_id, interview.refusal), act)
+        return _reply(_rpc_result(request_id, interview.refusal), act, 200, request_id)
     valid, skill = _selector(question, request.get("params", {}))
     if not valid:
-        return _reply(rpc_error(request_id, RPC_INVALID_PARAMS), act)
-    return _reply(_rpc_result(request_id, interview.answer(question, skill)), act)
+        return _reply(rpc_error(request_id, RPC_INVALID_PARAMS), act, 200, request_id)
+    return _reply(_rpc_result(request_id, interview.answer(question, skill)), act, 200, request_id)
 
 
 REST_INVALID = b'{"error":{"code":400,"message":"Invalid params","status":"INVALID_ARGUMENT"}}'
@@ -198,10 +199,19 @@ def rest(
     return _reply(interview.answer(question, skill), act)
 
 
-def too_many_requests(retry_after: int, request_id: Any = None) -> Reply:
-    """PROFILE §3.7: HTTP 429, ``Retry-After``, JSON-RPC error ``-32000``."""
-    return Reply(
-        429,
-        rpc_error(request_id, RPC_TOO_MANY_REQUESTS),
-        (("Content-Type", JSON_CONTENT_TYPE), ("Retry-After", str(max(1, retry_after)))),
-    )
+REST_TOO_MANY = (
+    b'{"error":{"code":429,"message":"Too many requests","status":"RESOURCE_EXHAUSTED"}}'
+)
+
+
+def too_many_requests(
+    retry_after: int, reply: Reply, act: Activation, *, rest: bool = False
+) -> Reply:
+    """PROFILE §3.7: HTTP 429 with ``Retry-After`` in place of ``reply``.
+
+    The body is the JSON-RPC error ``-32000`` carrying the request's id (on the HTTP+JSON
+    binding, a fixed error object); the activation echo is kept.
+    """
+    body = REST_TOO_MANY if rest else rpc_error(reply.request_id, RPC_TOO_MANY_REQUESTS)
+    headers = (("Content-Type", JSON_CONTENT_TYPE), ("Retry-After", str(max(1, retry_after))))
+    return Reply(429, body, headers + act.echo(), reply.request_id)

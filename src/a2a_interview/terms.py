@@ -54,7 +54,9 @@ def terms_extensions(card: Any) -> list[tuple[int, dict[str, Any]]]:
     if not isinstance(exts, list):
         return []
     return [
-        (i, ext) for i, ext in enumerate(exts) if isinstance(ext, dict) and ext.get("uri") == TERMS_URI
+        (i, ext)
+        for i, ext in enumerate(exts)
+        if isinstance(ext, dict) and ext.get("uri") == TERMS_URI
     ]
 
 

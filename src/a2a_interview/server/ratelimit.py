@@ -1,0 +1,51 @@
+"""Per-client rate limiting of interview calls (interview §10, PROFILE §3.7).
+
+Built on the ``limits`` library: an in-memory moving window by default, or a Redis URL
+(``redis://host:port/db``) so several replicas share one budget per client.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Final
+
+try:
+    from limits import parse_many
+    from limits.aio.strategies import MovingWindowRateLimiter
+    from limits.storage import storage_from_string
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "rate limiting needs the 'server' extra: pip install 'a2a-interview[server]'"
+    ) from exc
+
+DEFAULT_LIMIT: Final = "300/minute"
+_NAMESPACE: Final = "a2a-interview"
+
+
+class RateLimiter:
+    """Counts interview calls per client key against one or more limits.
+
+    ``limit`` uses the ``limits`` notation (``"300/minute"``, ``"10/second;300/minute"``).
+    ``storage`` is ``"memory://"`` (default) or a Redis URL; ``redis://`` is read as the
+    async Redis storage.
+    """
+
+    def __init__(self, limit: str = DEFAULT_LIMIT, storage: str = "memory://") -> None:
+        self.limits = parse_many(limit)
+        if not storage.startswith("async+"):
+            storage = "async+" + storage
+        self.storage: Any = storage_from_string(storage)
+        self._strategy = MovingWindowRateLimiter(self.storage)
+
+    async def hit(self, client: str) -> int | None:
+        """Count one call. Returns ``None`` if allowed, else seconds until one would be."""
+        for item in self.limits:
+            if not await self._strategy.hit(item, _NAMESPACE, client):
+                stats = await self._strategy.get_window_stats(item, _NAMESPACE, client)
+                return max(1, math.ceil(stats.reset_time - time.time()))
+        return None
+
+    async def reset(self) -> None:
+        """Forget every count (tests, and an operator's clear-all)."""
+        await self.storage.reset()
