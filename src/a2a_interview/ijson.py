@@ -57,6 +57,11 @@ def _float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise NonFiniteNumber
+    # "9007199254740993.0" is an integer beyond ±(2^53−1) in another spelling, and its
+    # RFC 8785 form is a plain integer that this parser would refuse: refuse it here too,
+    # so that whatever is accepted canonicalizes to bytes that are accepted again.
+    if value.is_integer() and MAX_SAFE_INTEGER < abs(value) < 1e21:
+        raise IntegerOutOfRange
     return value
 
 

@@ -16,9 +16,13 @@ never lets a traceback reach the user.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..errors import InterviewError
 
@@ -41,6 +45,35 @@ interviews it and prints the report."""
 
 class UsageError(Exception):
     """Raised by a command for bad input it can explain in one line (exit 2)."""
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never
+    a part: a temporary file in the same folder, flushed, then renamed over."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_input(path: str, what: str) -> bytes:
+    """The bytes of a file named on the command line (``-`` is stdin); a missing or
+    unreadable file is a ``UsageError`` naming ``what``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path!r}: {exc.strerror}") from None
 
 
 class _Parser(argparse.ArgumentParser):

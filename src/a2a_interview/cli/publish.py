@@ -1,0 +1,308 @@
+"""Offline commands for publishers and builders: keys, card and proposal signatures,
+digests, and ``answer``, which previews an interview answer without running anything."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import nkeys
+from ..declarations import interview_entry, read_card
+from ..errors import IngressError
+from ..ijson import loads
+from ..jcs import digest
+from ..projection import CommittedProposal, Interview
+from ..spec import METHOD_PREFIX, QUESTIONS, SELECTOR_QUESTIONS
+from ..terms import read_terms_entries, sign_proposal, verify_proposal
+from . import EXIT_FAILED, EXIT_OK, UsageError, read_input, write_atomic
+
+_ALGS = ("nkey", "EdDSA", "ES256", "ES384", "PS256", "RS256")
+
+
+def _json_file(path: str, what: str) -> Any:
+    try:
+        return loads(read_input(path, what))
+    except IngressError as exc:
+        raise UsageError(f"{what} {path!r} is not strict I-JSON: {exc} [{exc.code}]") from None
+
+
+def _object_file(path: str, what: str) -> dict[str, Any]:
+    value = _json_file(path, what)
+    if not isinstance(value, dict):
+        raise UsageError(f"{what} {path!r} is not a JSON object")
+    return value
+
+
+def _pretty(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _emit(data: bytes, out: str | None, *, mode: int = 0o644) -> None:
+    if out:
+        write_atomic(out, data, mode=mode)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+
+
+def _seed(value: str) -> str:
+    path = Path(value)
+    if path.is_file():
+        return path.read_text(encoding="ascii", errors="replace").strip()
+    if value.startswith("SU"):
+        return value
+    raise UsageError(f"--seed {value!r} is neither a seed file nor an 'SU...' seed")
+
+
+# -- keygen -------------------------------------------------------------------------
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    if args.alg == "nkey":
+        seed = nkeys.generate_seed()
+        public = nkeys.public_of(nkeys.private_key(seed))
+        if args.out:
+            write_atomic(args.out, (seed + "\n").encode(), mode=0o600)
+            print(public)
+        else:
+            _emit(_pretty({"seed": seed, "public_key": public}), None)
+        return EXIT_OK
+    from ..cardsig import generate_key, private_jwk, public_jwk
+
+    key = generate_key(args.alg)
+    kid = args.kid or f"{args.alg.lower()}-{datetime.date.today().isoformat()}"
+    secret = private_jwk(key, kid, args.alg)
+    jwks = {"keys": [public_jwk(key, kid, args.alg)]}
+    if args.out:
+        write_atomic(args.out, _pretty(secret), mode=0o600)
+        _emit(_pretty(jwks), None)
+    else:
+        _emit(_pretty({"private_jwk": secret, "jwks": jwks}), None)
+    return EXIT_OK
+
+
+# -- card ----------------------------------------------------------------------------
+
+
+def _card_sign(args: argparse.Namespace) -> int:
+    from ..cardsig import load_private_key, sign_card
+
+    card = _object_file(args.card, "card")
+    key = load_private_key(read_input(args.key, "key"))
+    signed = sign_card(card, key, kid=args.kid, alg=args.alg, jku=args.jku)
+    _emit(_pretty(signed), args.out)
+    return EXIT_OK
+
+
+def _card_verify(args: argparse.Namespace) -> int:
+    from ..cardsig import READINGS, jwks_from_json, verify_card
+
+    card = _object_file(args.card, "card")
+    keys = jwks_from_json(_json_file(args.jwks, "JWKS")) if args.jwks else []
+    readings = (args.reading,) if args.reading else READINGS
+    report = verify_card(card, keys, readings=readings)
+    if args.json:
+        _emit(_pretty(report.to_json()), None)
+    else:
+        print(f"status:     {report.status}")
+        print(f"reading:    {report.reading or '-'}")
+        print(f"kid:        {report.kid or '-'}")
+        print(f"thumbprint: {report.thumbprint or '-'}")
+        for check in report.checks:
+            verdict = ",".join(check.readings) or (check.reason or "-")
+            print(f"  signature {check.index}: {check.status} ({verdict})")
+        if not args.jwks and report.status != "verified":
+            print("hint: pass --jwks FILE to pin the signer's keys", file=sys.stderr)
+    return EXIT_OK if report.status == "verified" else EXIT_FAILED
+
+
+# -- proposal ------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _proposal_sign(args: argparse.Namespace) -> int:
+    document = _object_file(args.doc, "proposal")
+    signed = sign_proposal(document, _seed(args.seed), args.signed_at or _now())
+    _emit(_pretty(signed), args.out)
+    print(f"digest: {digest(signed)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _proposal_digest(args: argparse.Namespace) -> int:
+    print(digest(_json_file(args.doc, "proposal")))
+    return EXIT_OK
+
+
+def _proposal_verify(args: argparse.Namespace) -> int:
+    if args.doc.startswith(("http://", "https://")):
+        from ..client import fetch_document
+
+        body = fetch_document(args.doc)
+    else:
+        body = read_input(args.doc, "proposal")
+    expected = args.digest
+    if expected is None:
+        try:
+            expected = digest(loads(body))
+        except IngressError:
+            expected = "sha256:" + "0" * 64  # not JSON: verify_proposal says not_json
+        print("note: no --digest given; checking signature and shape only", file=sys.stderr)
+    verdict = verify_proposal(expected, body)
+    print(verdict.result)
+    return EXIT_OK if verdict.ok else EXIT_FAILED
+
+
+# -- answer --------------------------------------------------------------------------
+
+
+def _answer(args: argparse.Namespace) -> int:
+    question = args.question.removeprefix(METHOD_PREFIX)
+    if args.skill is not None and question not in SELECTOR_QUESTIONS:
+        raise UsageError(f"--skill applies to usage and terms only, not {question!r}")
+    try:
+        card = read_card(read_input(args.card, "card"))
+    except IngressError as exc:
+        raise UsageError(f"card {args.card!r} is not strict I-JSON: {exc} [{exc.code}]") from None
+    files: dict[str, bytes] = {}
+    for item in args.proposal:
+        url, sep, path = item.partition("=")
+        if not sep or not url or not path:
+            raise UsageError(f"--proposal takes URL=FILE, got {item!r}")
+        files[url] = read_input(path, "proposal")
+    if interview_entry(card) is None:
+        print("warning: the card does not declare the interview extension", file=sys.stderr)
+    committed = []
+    for entry in read_terms_entries(card):
+        if entry.url not in files:
+            if question == "terms":
+                raise UsageError(f"no --proposal URL=FILE for the committed {entry.url!r}")
+            print(f"note: no --proposal for {entry.url!r}; not needed here", file=sys.stderr)
+            continue
+        verdict = verify_proposal(entry.digest, files[entry.url])
+        if verdict.document is None:
+            raise UsageError(f"terms entry {entry.member} failed verification: {verdict.result}")
+        committed.append(CommittedProposal(entry, verdict.document))
+    interview = Interview(card, committed)
+    body = interview.answer(question, args.skill)
+    sys.stdout.buffer.write(body + (b"\n" if sys.stdout.isatty() else b""))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+# -- parsers -------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+
+    p = sub.add_parser(
+        "keygen",
+        help="generate a signing key",
+        formatter_class=raw,
+        description="Generate a key: an nkey seed for proposals and result records "
+        "(default), or a JWK for card signatures.",
+        epilog="examples:\n  a2a-interview keygen --out provider.seed       # prints the U... key\n"
+        "  a2a-interview keygen --alg EdDSA --kid card-2026 --out card.jwk > jwks.json",
+    )
+    p.add_argument("--alg", choices=_ALGS, default="nkey", help="key type (default: nkey)")
+    p.add_argument("--kid", help="key id for a JWK (default: ALG-DATE)")
+    p.add_argument("--out", help="write the secret here (mode 0600); print the public half")
+    p.set_defaults(run=_keygen)
+
+    card = sub.add_parser("card", help="sign or verify an Agent Card (A2A §8.4)")
+    card_sub = card.add_subparsers(dest="card_command", metavar="ACTION")
+    p = card_sub.add_parser(
+        "sign",
+        help="append a JWS signature to a card",
+        formatter_class=raw,
+        description="Sign CARD as it will be served: strict RFC 8785 of the card without "
+        "`signatures`, detached JWS (JSON serialization) appended to `signatures`.",
+        epilog="example:\n  a2a-interview card sign card.json --key card.jwk --kid card-2026 \\\n"
+        "      --jku https://agent.example/.well-known/jwks.json --out signed.json",
+    )
+    p.add_argument("card", help="the card JSON file ('-' for stdin)")
+    p.add_argument("--key", required=True, help="private key: PEM (PKCS#8) or private JWK")
+    p.add_argument("--kid", required=True, help="key id for the protected header")
+    p.add_argument("--alg", choices=_ALGS[1:], help="algorithm (default: from the key)")
+    p.add_argument("--jku", help="URL of the JWKS that holds the public key")
+    p.add_argument("--out", help="write the signed card here (default: stdout)")
+    p.set_defaults(run=_card_sign)
+    p = card_sub.add_parser(
+        "verify",
+        help="verify a card's signatures",
+        description="Verify CARD's signatures under the readings 'served' and 'prune-empty' "
+        "(PROFILE §6.3) and print the status, the reading that verified, kid and RFC 7638 "
+        "thumbprint. Exit 0 when a signature verifies, 1 otherwise.",
+    )
+    p.add_argument("card", help="the card JSON file ('-' for stdin)")
+    p.add_argument("--jwks", help="pinned JWK Set file holding the signer's public key")
+    p.add_argument("--reading", choices=("served", "prune-empty"), help="require one reading")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=_card_verify)
+
+    prop = sub.add_parser("proposal", help="sign, digest or verify a standing proposal")
+    prop_sub = prop.add_subparsers(dest="proposal_command", metavar="ACTION")
+    p = prop_sub.add_parser(
+        "sign",
+        help="sign a standing proposal as its provider",
+        description="Replace DOC's signatures with one provider signature (Ed25519 over "
+        "'agent-sow-v1\\n' + JCS of the document without signatures). Prints the digest "
+        "that a terms entry commits to on stderr.",
+    )
+    p.add_argument("doc", help="the proposal JSON file ('-' for stdin)")
+    p.add_argument("--seed", required=True, help="seed file (or an SU... seed)")
+    p.add_argument("--signed-at", help="RFC 3339 UTC time to record (default: now)")
+    p.add_argument("--out", help="write the signed document here (default: stdout)")
+    p.set_defaults(run=_proposal_sign)
+    p = prop_sub.add_parser(
+        "digest",
+        help="print the digest a terms entry commits to",
+        description="Print sha256: + hex of SHA-256 over the RFC 8785 bytes of the whole "
+        "document (terms §5).",
+    )
+    p.add_argument("doc", help="the proposal JSON file ('-' for stdin)")
+    p.set_defaults(run=_proposal_digest)
+    p = prop_sub.add_parser(
+        "verify",
+        help="verify a proposal as a terms entry would",
+        description="Verify DOC (a file or an https URL) per terms §3: digest (with "
+        "--digest), provider signature, standing-proposal shape. Prints 'ok' or the reason "
+        "code (fetch_failed, not_json, digest_spelling, digest_mismatch, unsigned, "
+        "signature_malformed, signature_invalid, not_standing_proposal, "
+        "directed_on_public_card). Exit 0 when it verifies, 1 otherwise.",
+    )
+    p.add_argument("doc", help="the proposal: a file, '-' for stdin, or an https URL")
+    p.add_argument("--digest", help="the digest the terms entry commits to")
+    p.set_defaults(run=_proposal_verify)
+
+    p = sub.add_parser(
+        "answer",
+        help="preview the bytes a server would answer",
+        formatter_class=raw,
+        description="Build every answer from CARD and its committed proposals, as a server "
+        "would, and print the exact bytes of one: the JSON-RPC `result`.",
+        epilog="examples:\n  a2a-interview answer card.json identity\n"
+        "  a2a-interview answer card.json --proposal https://a.example/t.json=t.json \\\n"
+        "      terms --skill reconcile-statement",
+    )
+    p.add_argument("card", help="the card JSON file, as served")
+    p.add_argument(
+        "question",
+        help=f"one of {', '.join(QUESTIONS)} (or interview/...); others draw the refusal",
+    )
+    p.add_argument("--skill", help="exact-match skill selector (usage and terms)")
+    p.add_argument(
+        "--proposal",
+        action="append",
+        default=[],
+        metavar="URL=FILE",
+        help="the bytes of the proposal the card commits to at URL (repeat per entry)",
+    )
+    p.set_defaults(run=_answer)

@@ -1,0 +1,164 @@
+"""The bindings as pure functions (PROFILE §3, §3b). Real-HTTP tests live elsewhere."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from a2a_interview import reference, rpc
+from a2a_interview.declarations import build
+from a2a_interview.jcs import canonicalize
+from a2a_interview.spec import INTERVIEW_URI
+
+IV = build(reference.unsigned_card(), reference.proposals()).interview
+ON = rpc.Activation(current=True)
+
+
+def call(method: str, params: Any = ..., request_id: Any = 1, act: rpc.Activation = ON,
+         **extra: Any) -> rpc.Reply | None:  # fmt: skip
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method, **extra}
+    if params is not ...:
+        body["params"] = params
+    return rpc.jsonrpc(json.dumps(body).encode(), act, IV)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ([("A2A-Extensions", INTERVIEW_URI)], rpc.Activation(True, False)),
+        (
+            [(b"a2a-extensions", f"https://x.example/e, \t{INTERVIEW_URI} ".encode())],
+            rpc.Activation(True, False),
+        ),
+        ([("X-A2A-Extensions", INTERVIEW_URI)], rpc.Activation(False, True)),
+        ([("A2A-Extensions", INTERVIEW_URI.upper())], rpc.NOT_ACTIVATED),
+        ([("A2A-Extensions", INTERVIEW_URI + "/")], rpc.NOT_ACTIVATED),
+        ([("A2A-Extensions", INTERVIEW_URI + ";q=1")], rpc.NOT_ACTIVATED),
+        ([("A2A-Extension", INTERVIEW_URI)], rpc.NOT_ACTIVATED),
+        ([], rpc.NOT_ACTIVATED),
+    ],
+)
+def test_activation(headers: Any, expected: rpc.Activation) -> None:
+    # PROFILE §3.2: comma list, blanks trimmed, exact comparison, both header spellings.
+    assert rpc.activation(headers) == expected
+
+
+def test_echo_headers() -> None:
+    # PROFILE §3.2: the legacy spelling is echoed under both names.
+    assert rpc.Activation(True, False).echo() == (("A2A-Extensions", INTERVIEW_URI),)
+    assert dict(rpc.Activation(False, True).echo()) == {
+        "A2A-Extensions": INTERVIEW_URI, "X-A2A-Extensions": INTERVIEW_URI}  # fmt: skip
+    assert rpc.NOT_ACTIVATED.echo() == ()
+
+
+def test_not_ours_passes_through() -> None:
+    # PROFILE §3.3 and §3.4: the host answers everything else, -32601 included.
+    assert call("interview/identity", act=rpc.NOT_ACTIVATED) is None
+    assert call("SendMessage") is None
+    assert rpc.jsonrpc(b'[{"method":"interview/identity"}]', ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"interview/identity",', ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"interview/identity","method":"x"}', ON, IV) is None
+
+
+def test_answers_and_refusals() -> None:
+    reply = call("interview/identity", request_id="a")
+    assert reply is not None and reply.status == 200
+    assert reply.body == b'{"id":"a","jsonrpc":"2.0","result":' + IV.answer("identity") + b"}"
+    assert ("A2A-Extensions", INTERVIEW_URI) in reply.headers
+    bogus = call("interview/weather", params=[1, 2])  # closure first: params don't matter
+    assert bogus is not None and bogus.body.endswith(b'"result":' + IV.refusal + b"}")
+    skill = call("interview/usage", {"skill": "flag-exceptions"})
+    assert skill is not None and b'"result":' + IV.answer("usage", "flag-exceptions") in skill.body
+
+
+INVALID_PARAMS = b'{"error":{"code":-32602,"message":"Invalid params"},"id":1,"jsonrpc":"2.0"}'
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("interview/usage", [1]),
+        ("interview/usage", None),
+        ("interview/usage", {"skill": 1}),
+        ("interview/usage", {"skill": "a", "x": 1}),
+        ("interview/terms", {"selector": "a"}),
+        ("interview/identity", {"skill": "reconcile-statement"}),
+        ("interview/refusals", {"nonce": "n"}),
+        ("interview/capabilities", "text"),
+    ],
+)
+def test_invalid_params(method: str, params: Any) -> None:
+    # PROFILE §3.5: one fixed -32602, never a word of the request.
+    reply = call(method, params)
+    assert reply is not None and reply.body == INVALID_PARAMS
+
+
+def test_params_omitted_or_empty() -> None:
+    for params in (..., {}):
+        reply = call("interview/usage", params)
+        assert reply is not None and b'"result":' + IV.answer("usage") in reply.body
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"jsonrpc": "1.0"}, {"id": True}, {"id": 1.5}, {"id": [1]}, {"note": "x"}],
+)
+def test_invalid_envelope(extra: dict[str, Any]) -> None:
+    reply = call("interview/identity", **extra)
+    assert reply is not None
+    assert (
+        reply.body
+        == b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
+    )
+
+
+def test_rest_binding() -> None:
+    # PROFILE §3b.
+    assert rpc.rest("GET", "identity", b"", rpc.NOT_ACTIVATED, IV) is None
+    assert rpc.rest("POST", "identity", b"", ON, IV) is None
+    ok = rpc.rest("GET", "terms", b"skill=r%C3%A4kna-moms", ON, IV)
+    assert ok is not None and ok.body == IV.answer("terms", reference.NON_ASCII_SKILL)
+    refusal = rpc.rest("GET", "weather", b"", ON, IV)
+    assert refusal is not None and (refusal.status, refusal.body) == (200, IV.refusal)
+    for query in (b"skill=a&skill=a", b"x=1", b"skill=%FF", b"skill=x", b"=&&"):
+        q = "identity" if query == b"skill=x" else "usage"
+        bad = rpc.rest("GET", q, query, ON, IV)
+        assert bad is not None and (bad.status, bad.body) == (400, rpc.REST_INVALID), query
+
+
+def test_rate_limited_reply_keeps_the_id_and_echo() -> None:
+    reply = call("interview/identity", request_id=7)
+    assert reply is not None
+    limited = rpc.too_many_requests(3, reply, ON)
+    assert limited.status == 429 and ("Retry-After", "3") in limited.headers
+    assert (
+        limited.body
+        == b'{"error":{"code":-32000,"message":"Too many requests"},"id":7,"jsonrpc":"2.0"}'
+    )
+    assert ("A2A-Extensions", INTERVIEW_URI) in limited.headers
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=10),
+    lambda v: st.lists(v, max_size=3) | st.dictionaries(st.text(max_size=5), v, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=20), _json, st.integers(0, 2**31) | st.text(max_size=10))
+def test_replies_carry_nothing_of_the_request_but_its_id(suffix: str, params: Any,
+                                                         request_id: Any) -> None:  # fmt: skip
+    # interview §6 rule 3, PROFILE §3.5: a reply is one of a fixed set of bodies, in
+    # which only the JSON-RPC id (which the protocol requires echoing) varies.
+    reply = call("interview/" + suffix, params, request_id)
+    assert reply is not None
+    head = b'{"id":' + canonicalize(request_id) + b',"jsonrpc":"2.0","result":'
+    possible = {head + answer + b"}" for answer in IV._answers.values()}
+    possible.add(head + IV.refusal + b"}")
+    possible.add(INVALID_PARAMS.replace(b'"id":1', b'"id":' + canonicalize(request_id)))
+    assert reply.body in possible
