@@ -173,6 +173,18 @@ def check_document(document: JSONObject) -> ProposalVerdict:
     return ProposalVerdict(None, document, signatures[0]["key"])
 
 
+def _parse(body: bytes | None, max_bytes: int, max_depth: int) -> JSONObject | ProposalVerdict:
+    if body is None:
+        return ProposalVerdict(ProposalFailure.FETCH_FAILED)
+    try:
+        document = loads(body, max_bytes=max_bytes, max_depth=max_depth)
+    except IngressError:
+        return ProposalVerdict(ProposalFailure.NOT_JSON)
+    if not isinstance(document, dict):
+        return ProposalVerdict(ProposalFailure.NOT_JSON)
+    return document
+
+
 def verify_proposal(
     digest: str | None,
     body: bytes | None,
@@ -188,17 +200,21 @@ def verify_proposal(
     """
     if not is_digest(digest):
         return ProposalVerdict(ProposalFailure.DIGEST_SPELLING)
-    if body is None:
-        return ProposalVerdict(ProposalFailure.FETCH_FAILED)
-    try:
-        document = loads(body, max_bytes=max_bytes, max_depth=max_depth)
-    except IngressError:
-        return ProposalVerdict(ProposalFailure.NOT_JSON)
-    if not isinstance(document, dict):
-        return ProposalVerdict(ProposalFailure.NOT_JSON)
+    document = _parse(body, max_bytes, max_depth)
+    if isinstance(document, ProposalVerdict):
+        return document
     if digest_bytes(canonicalize(document)) != digest:  # terms §5: the whole document
         return ProposalVerdict(ProposalFailure.DIGEST_MISMATCH)
     return check_document(document)
+
+
+def verify_uncommitted(
+    body: bytes | None, *, max_bytes: int = MAX_DOCUMENT_BYTES, max_depth: int = MAX_DEPTH
+) -> ProposalVerdict:
+    """Terms §3 without step 3: for a publisher checking a document no card commits to
+    yet. Every other step, and every reason but the digest's, as :func:`verify_proposal`."""
+    document = _parse(body, max_bytes, max_depth)
+    return document if isinstance(document, ProposalVerdict) else check_document(document)
 
 
 def sign_proposal(document: JSONObject, seed: str, signed_at: str) -> JSONObject:
