@@ -1,0 +1,92 @@
+"""``a2a-interview demo``: the bundled Stonework agent (PROFILE §9).
+
+- ``demo serve [--port N] [--host H]`` serves it as a real ``a2a-sdk`` agent until
+  interrupted (:mod:`a2a_interview.demo`).
+- ``demo`` alone starts it in process, verifies it and prints the report
+  (:func:`run_demo`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """``a2a-interview demo``: serve the reference agent in process, verify it, report."""
+    raise UsageError(
+        "`a2a-interview demo` (serve, verify and report in one step) is not available yet; "
+        "run `a2a-interview demo serve` and verify its URL"
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ..demo import serve
+    from ..server.ratelimit import RateLimiter
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
+    try:
+        if args.rate_limit is None:
+            limiter: RateLimiter | None = RateLimiter()
+        else:
+            limiter = None if args.rate_limit == "off" else RateLimiter(args.rate_limit)
+    except ValueError:
+        raise UsageError(
+            f"--rate-limit {args.rate_limit!r} is not a limit like 300/minute"
+        ) from None
+
+    def ready(origin: str) -> None:
+        print(f"Stonework demo agent (a2a-sdk) serving at {origin}/", flush=True)
+        print(f"  card:  {origin}/.well-known/agent-card.json", flush=True)
+        print(f"  verify it: a2a-interview verify {origin}/", flush=True)
+        print("  TEST KEYS ONLY: nothing this agent signs is to be trusted. Ctrl-C stops it.",
+              flush=True)  # fmt: skip
+
+    try:
+        serve(args.host, args.port, limiter=limiter, on_ready=ready)
+    except KeyboardInterrupt:
+        # uvicorn shuts down gracefully on Ctrl-C, then re-raises it: stopping is success.
+        print("stopped", file=sys.stderr)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        print(f"a2a-interview: error: cannot serve on {args.host}:{args.port}: {reason}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
+    return EXIT_OK
+
+
+def register(sub: Any) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    demo = sub.add_parser(
+        "demo",
+        help="the bundled Stonework reference agent: serve it, or serve and verify it",
+        formatter_class=raw,
+        description="Without ACTION: start the Stonework reference agent in process, verify "
+        "it and print the report.\nWith `serve`: serve it until interrupted.",
+        epilog="examples:\n  a2a-interview demo\n  a2a-interview demo serve --port 8000",
+    )
+    demo.set_defaults(run=run_demo)
+    actions = demo.add_subparsers(dest="demo_command", metavar="ACTION", parser_class=type(demo))
+    p = actions.add_parser(
+        "serve",
+        help="serve the Stonework agent (a2a-sdk) on this machine",
+        formatter_class=raw,
+        description="Serve Stonework as a real a2a-sdk agent: a trivial executor, the card "
+        "signed with its TEST-ONLY key (JWKS at a same-origin jku), the two standing "
+        "proposals on the same origin, JSON-RPC and HTTP+JSON with the interview.",
+        epilog="example:\n  a2a-interview demo serve --port 8000\n"
+        "  a2a-interview verify http://127.0.0.1:8000/",
+    )
+    p.add_argument("--port", type=int, default=0, help="TCP port (default: 0, a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.add_argument(
+        "--rate-limit",
+        metavar="LIMIT",
+        help="interview calls allowed per client, e.g. '10/second;300/minute', or 'off' "
+        "(default: the server's, 300/minute)",
+    )
+    p.set_defaults(run=_serve)
