@@ -14,9 +14,7 @@ from a2a_interview.declarations import build
 
 REF = Path(reference.__file__).parent
 CARD = REF / "stonework-card.json"
-PROPOSALS = [
-    f"--proposal={url}={REF / url.rsplit('/', 1)[1]}" for url in reference.proposals()
-]
+PROPOSALS = [f"--proposal={url}={REF / url.rsplit('/', 1)[1]}" for url in reference.proposals()]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -29,10 +27,14 @@ def test_answer_prints_the_server_bytes(capsysbinary: pytest.CaptureFixture[byte
     iv = build(reference.unsigned_card(), reference.proposals()).interview
     cases: list[tuple[list[str], bytes]] = [
         (["identity"], iv.answer("identity")),
-        (["interview/usage", "--skill", reference.NON_ASCII_SKILL],
-         iv.answer("usage", reference.NON_ASCII_SKILL)),  # fmt: skip
-        ([*PROPOSALS, "terms", "--skill", "reconcile-statement"],
-         iv.answer("terms", "reconcile-statement")),  # fmt: skip
+        (
+            ["interview/usage", "--skill", reference.NON_ASCII_SKILL],
+            iv.answer("usage", reference.NON_ASCII_SKILL),
+        ),
+        (
+            [*PROPOSALS, "terms", "--skill", "reconcile-statement"],
+            iv.answer("terms", "reconcile-statement"),
+        ),
         (["weather"], iv.refusal),
     ]
     for argv, expected in cases:
@@ -75,7 +77,9 @@ def test_proposal_digest_sign_verify(capsys: pytest.CaptureFixture[str], tmp_pat
     )
     code, out, _ = run(capsys, "proposal", "verify", str(out_file), "--digest", known)
     assert (code, out.strip()) == (EXIT_OK, "ok")
-    code, out, _ = run(capsys, "proposal", "verify", str(out_file), "--digest", "sha256:" + "0" * 64)
+    code, out, _ = run(
+        capsys, "proposal", "verify", str(out_file), "--digest", "sha256:" + "0" * 64
+    )
     assert (code, out.strip()) == (EXIT_FAILED, "digest_mismatch")
     unsigned: dict[str, Any] = json.loads(vector.read_bytes())
     del unsigned["signatures"]
@@ -94,12 +98,21 @@ def test_keygen_and_card_sign_verify(capsys: pytest.CaptureFixture[str], tmp_pat
         code, _, _ = run(capsys, "card", "sign", str(CARD), "--key", str(key), "--kid", "k1",
                          "--out", str(signed))  # fmt: skip
         assert code == EXIT_OK
-        code, out, _ = run(capsys, "card", "verify", str(signed), "--jwks", str(tmp_path / "jwks.json"))
+        code, out, _ = run(
+            capsys, "card", "verify", str(signed), "--jwks", str(tmp_path / "jwks.json")
+        )
         assert code == EXIT_OK and "verified" in out and "served" in out
         tampered = json.loads(signed.read_text())
         tampered["name"] = "Not Stonework"
         (tmp_path / "t.json").write_text(json.dumps(tampered))
-        code, out, _ = run(capsys, "card", "verify", str(tmp_path / "t.json"), "--jwks", str(tmp_path / "jwks.json"))
+        code, out, _ = run(
+            capsys,
+            "card",
+            "verify",
+            str(tmp_path / "t.json"),
+            "--jwks",
+            str(tmp_path / "jwks.json"),
+        )
         assert code == EXIT_FAILED and "invalid" in out
     code, out, _ = run(capsys, "card", "verify", str(CARD))
     assert code == EXIT_FAILED and "unsigned" in out
@@ -110,7 +123,9 @@ def test_keygen_nkey(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
 
     code, out, _ = run(capsys, "keygen")
     pair = json.loads(out)
-    assert code == EXIT_OK and nkeys.public_of(nkeys.private_key(pair["seed"])) == pair["public_key"]
+    assert (
+        code == EXIT_OK and nkeys.public_of(nkeys.private_key(pair["seed"])) == pair["public_key"]
+    )
     code, out, _ = run(capsys, "keygen", "--out", str(tmp_path / "s"))
     assert out.strip() == nkeys.public_of(nkeys.private_key((tmp_path / "s").read_text().strip()))
 
