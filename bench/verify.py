@@ -1,0 +1,216 @@
+"""Verifier benchmark: the verifier's own cost, and verify-many's scaling. Prints ratios.
+
+    .venv/bin/python bench/verify.py                    # ~1.5 minutes
+    .venv/bin/python bench/verify.py --rounds 5 --agents 50 --concurrency 1 16   # a quick look
+
+1. **A full verify against the same round trips made raw.** The agent (the a2a-sdk demo
+   agent, and the core-only test agent of ``tests/agents.py``) runs in its own process
+   on 127.0.0.1. One ``verify`` is recorded at the transport, then, alternately, round
+   after round: a full ``verify`` (fetch, strict parsing, card signature, terms
+   verification, every check, the record) and a replay of exactly the recorded requests
+   with a plain ``httpx.AsyncClient`` that reads each body and does nothing else. The
+   ratio of the medians is the verifier's own overhead (goal ≤ 1.5).
+2. **verify-many over N agents on loopback** (default 200, each on its own port, served
+   by one uvicorn process): agents per second at each concurrency, through the real
+   command (``a2a-interview verify-many``); then again with every response delayed a few
+   milliseconds, as a network would, which is what concurrency is for.
+
+Not a test: nothing asserts a time. Both sides of a ratio share the machine, the server
+and the moment; the ratios travel better than the absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from a2a_interview.cli import main as cli_main  # noqa: E402
+from a2a_interview.verify import verify  # noqa: E402
+
+# --- the agents, in a child process --------------------------------------------------------
+
+
+def _delayed(app: Any, seconds: float) -> Any:
+    """``app`` answering ``seconds`` late: a network round trip, simulated."""
+
+    async def delayed(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(seconds)
+        await app(scope, receive, send)
+
+    return delayed
+
+
+def _serve(kind: str, count: int, latency_ms: float) -> None:
+    """Child process: serve ``count`` agents, print their origins, wait for stdin EOF."""
+    from agents import honest
+    from servers import serve_many
+
+    if kind == "demo":
+        from a2a_interview.demo import build_app
+
+        build: Any = build_app
+    else:
+        build = honest
+
+    def factory(origin: str) -> Any:
+        app = build(origin)
+        return _delayed(app, latency_ms / 1000) if latency_ms else app
+
+    os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
+    with serve_many([factory] * count) as origins:
+        print(json.dumps(origins), flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def agents(kind: str, count: int, latency_ms: float = 0) -> Iterator[list[str]]:
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind, str(count), str(latency_ms)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None
+        origins: list[str] = json.loads(child.stdout.readline())
+        yield origins
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(10)
+
+
+# --- 1. verify against raw round trips -------------------------------------------------------
+
+
+class Recorder(httpx.AsyncBaseTransport):
+    """Passes requests through, keeping (method, url, headers, body) of each."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.requests: list[tuple[str, str, list[tuple[bytes, bytes]], bytes]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        self.requests.append((request.method, str(request.url), request.headers.raw, body))
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+TLS = httpx.create_ssl_context()  # made once, as the verifier makes its own once
+
+
+async def _raw(requests: list[tuple[str, str, list[tuple[bytes, bytes]], bytes]]) -> None:
+    async with httpx.AsyncClient(verify=TLS) as client:
+        for method, url, headers, body in requests:
+            response = await client.request(method, url, headers=headers, content=body)
+            response.read()
+
+
+async def _verify_once(origin: str) -> str:
+    record = await verify(origin, churn_delay=0)
+    return str(record.outcome)
+
+
+def compare(kind: str, rounds: int) -> dict[str, Any]:
+    with agents(kind, 1) as (origin,):
+        recorder = Recorder()
+
+        async def record() -> str:
+            return str((await verify(origin, churn_delay=0, transport=recorder)).outcome)
+
+        outcome = anyio.run(record)
+        requests = recorder.requests
+        verify_times, raw_times = [], []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            assert anyio.run(_verify_once, origin) == outcome
+            verify_times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            anyio.run(_raw, requests)
+            raw_times.append(time.perf_counter() - start)
+    v, r = statistics.median(verify_times), statistics.median(raw_times)
+    return {"kind": kind, "outcome": outcome, "requests": len(requests), "verify": v, "raw": r}
+
+
+# --- 2. verify-many ----------------------------------------------------------------------------
+
+
+def many(count: int, levels: list[int], latency_ms: float) -> list[tuple[int, float, str]]:
+    rows = []
+    with agents("honest", count, latency_ms) as origins, tempfile.TemporaryDirectory() as tmp:
+        listing = Path(tmp) / "agents.txt"
+        listing.write_text("\n".join(origins) + "\n")
+        out = Path(tmp) / "records.jsonl"
+        for level in levels:
+            argv = ["verify-many", str(listing), "--out", str(out), "--no-progress",
+                    "--churn-delay", "0", "--concurrency", str(level)]  # fmt: skip
+            start = time.perf_counter()
+            with contextlib.redirect_stderr(io.StringIO()):
+                code = cli_main(argv)
+            elapsed = time.perf_counter() - start
+            outcomes = {json.loads(line)["outcome"] for line in out.read_text().splitlines()}
+            rows.append((level, count / elapsed, f"exit {code}, outcomes {sorted(outcomes)}"))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=30, help="alternating rounds (default 30)")
+    parser.add_argument("--agents", type=int, default=200, help="agents for verify-many")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument(
+        "--latency", type=float, nargs="+", default=[0, 5], metavar="MS",
+        help="verify-many again with each response delayed this long (default 0 and 5 ms)",
+    )  # fmt: skip
+    parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        _serve(args.serve[0], int(args.serve[1]), float(args.serve[2]))
+        return 0
+
+    print(f"1. A full verify ÷ the same round trips made raw ({args.rounds} alternating rounds)")
+    for kind in ("demo", "honest"):
+        try:
+            row = compare(kind, args.rounds)
+        except ImportError as exc:  # the demo needs the sdk extra
+            print(f"   {kind}: skipped ({exc})")
+            continue
+        ratio = row["verify"] / row["raw"]
+        print(
+            f"   {kind:<7} {row['requests']} requests, {row['outcome']}: verify "
+            f"{row['verify'] * 1e3:6.1f} ms, raw {row['raw'] * 1e3:6.1f} ms -> ratio {ratio:.2f}"
+            f" (goal <= 1.5)"
+        )
+
+    for latency in args.latency:
+        delay = f", each response {latency:g} ms late" if latency else ""
+        print(f"\n2. verify-many over {args.agents} loopback agents (one server process{delay})")
+        rows = many(args.agents, args.concurrency, latency)
+        base = rows[0][1]
+        for level, rate, note in rows:
+            print(f"   concurrency {level:>3}: {rate:7.1f} agents/s  (x{rate / base:.2f})  {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,558 @@
+"""``verify``, ``ask`` and ``verify-many``: the verifier's command line (PROFILE §9).
+
+Exit codes (the constants of ``cli/__init__.py``):
+
+- ``verify``: 0 consistent or churn, 1 non_conformant, 2 usage error, 3 unreachable or
+  could not complete (authentication required included), 4 not_offered;
+- ``ask``: 0 an answer or a refusal was printed, 1 the reply is not a well-formed
+  result, 2 usage error, 3 unreachable or authentication required, 4 not_offered;
+- ``verify-many``: 1 if any agent is non_conformant, else 3 if any is unreachable,
+  else 0 (not_offered states nothing and fails nothing); 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, Final
+from urllib.parse import urlsplit
+
+from . import (
+    EXIT_FAILED,
+    EXIT_NOT_OFFERED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    UsageError,
+    read_input,
+    write_atomic,
+)
+
+OUTCOME_EXIT: Final[dict[str, int]] = {
+    "consistent": EXIT_OK,
+    "churn": EXIT_OK,
+    "non_conformant": EXIT_FAILED,
+    "unreachable": EXIT_UNREACHABLE,
+    "not_offered": EXIT_NOT_OFFERED,
+}
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# Headers the verifier sets itself: a user value would change what is being tested.
+_RESERVED: Final = frozenset(
+    {"a2a-extensions", "x-a2a-extensions", "a2a-version", "content-type", "content-length",
+     "host", "transfer-encoding"}
+)  # fmt: skip
+
+VERIFY_EPILOG = """\
+examples:
+  a2a-interview verify https://agent.example
+  a2a-interview verify https://agent.example/.well-known/agent-card.json --json
+  a2a-interview verify https://agent.example --as platform --name "Acme Market" \\
+      --runner-key acme.seed --record result.json --junit junit.xml
+  API_TOKEN=... a2a-interview verify https://agent.example --bearer-env API_TOKEN
+
+The report says, check by check, what passed and what failed, each conflict with the
+declared value expected and the value the agent gave, the card signature and the
+reading it verified under, and who ran the procedure: a result an agent ran against
+itself (--as self) is a claim, never evidence. Conformance is not competence.
+
+exit codes: 0 consistent or churn · 1 non_conformant · 2 usage error ·
+3 unreachable or could not complete (authentication required included) · 4 not_offered"""
+
+ASK_EPILOG = """\
+examples:
+  a2a-interview ask https://agent.example identity
+  a2a-interview ask https://agent.example terms --skill reconcile-statement
+
+Prints the result's bytes (the answer, or the standard refusal) as the agent sent them
+in JCS form. exit codes: 0 printed · 1 not a well-formed result · 2 usage error ·
+3 unreachable or authentication required · 4 not_offered"""
+
+MANY_EPILOG = """\
+examples:
+  a2a-interview verify-many agents.txt --concurrency 16 --out results.jsonl
+  a2a-interview verify-many agents.txt --agent-timeout 30 > results.jsonl
+
+FILE holds one URL per line (base URL or card URL); blank lines and lines starting
+with # are skipped. Records are written as JSON Lines in the file's order; a progress
+bar and a summary table go to stderr. Each agent has its own time bound, so one slow
+or hostile agent never holds up the others.
+
+exit codes: 0 none failed · 1 some agent non_conformant · 2 usage error ·
+3 some agent unreachable (and none non_conformant)"""
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments
+
+
+def _url(text: str) -> str:
+    try:
+        parts = urlsplit(text)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UsageError(f"not an http(s) URL: {text!r}")
+    return text
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not _TOKEN.fullmatch(name):
+        raise UsageError("--header takes NAME:VALUE with a valid header name")
+    if any(c in value for c in "\r\n\0"):
+        raise UsageError("a --header value must not contain line breaks")
+    if name.lower() in _RESERVED:
+        raise UsageError(f"--header {name} is set by the verifier itself")
+    return name, value
+
+
+def _credentials(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    headers = [_header(h) for h in args.header or ()]
+    if args.bearer_env:
+        token = os.environ.get(args.bearer_env, "")
+        if not token:
+            raise UsageError(f"environment variable {args.bearer_env} is not set or empty")
+        if any(c in token for c in "\r\n\0"):
+            raise UsageError(f"environment variable {args.bearer_env} holds a line break")
+        headers.append(("Authorization", f"Bearer {token}"))
+    return tuple(headers)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds") from None
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError("between 0 and 3600 seconds")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not an integer") from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError("between 1 and 1024")
+    return value
+
+
+def _add_runner(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("who ran it (PROFILE §8)")
+    group.add_argument(
+        "--as", dest="party", choices=("self", "platform", "third_party"),
+        default="third_party",
+        help="the runner's party (default third_party); a self-run result is a claim",
+    )  # fmt: skip
+    group.add_argument("--name", default="anonymous", help="the runner's name in the record")
+    group.add_argument(
+        "--runner-key", metavar="SEED_FILE",
+        help="a file holding the runner's nkey seed (SU...): signs the record",
+    )  # fmt: skip
+
+
+def _add_procedure(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("procedure")
+    group.add_argument(
+        "--churn-delay", type=_seconds, default=2.0, metavar="S",
+        help="seconds before the re-run that follows a conflict (default 2)",
+    )  # fmt: skip
+    group.add_argument(
+        "--require-signature", action="store_true",
+        help="an unsigned card, or one whose key is unavailable, is a conflict",
+    )  # fmt: skip
+    group.add_argument(
+        "--reading", choices=("served", "prune-empty"),
+        help="accept the card signature under this reading only (default: either)",
+    )  # fmt: skip
+    group.add_argument(
+        "--timeout", type=_seconds, default=10.0, metavar="S",
+        help="time bound of each HTTP exchange (default 10)",
+    )  # fmt: skip
+
+
+def _add_credentials(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("credentials (sent to the URL's own origin only)")
+    group.add_argument(
+        "--header", action="append", metavar="NAME:VALUE",
+        help="a request header, e.g. 'Authorization: Bearer ...' (repeatable)",
+    )  # fmt: skip
+    group.add_argument(
+        "--bearer-env", metavar="VAR",
+        help="send 'Authorization: Bearer $VAR' (the token stays out of your shell history)",
+    )  # fmt: skip
+
+
+def register(subparsers: Any) -> None:
+    """Add ``verify``, ``ask`` and ``verify-many``."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    verify = subparsers.add_parser(
+        "verify",
+        help="interview an agent and diff it against what it declared",
+        description="Interview the agent at URL (its base URL or its card URL) with the "
+        "procedure of the interview draft §8 and PROFILE §7, and report what it found.",
+        epilog=VERIFY_EPILOG,
+        formatter_class=formatter,
+    )
+    verify.add_argument("url", metavar="URL")
+    out = verify.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print the record, not the report")
+    out.add_argument("--record", metavar="FILE", help="also write the record to FILE")
+    out.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per check)")
+    out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    _add_runner(verify)
+    keys = verify.add_argument_group("card keys (PROFILE §6.4)")
+    keys.add_argument(
+        "--jwks", metavar="FILE",
+        help="pin the card's keys (a JWK Set file); else its same-origin jku is fetched",
+    )  # fmt: skip
+    _add_procedure(verify)
+    _add_credentials(verify)
+    verify.set_defaults(run=_verify)
+
+    ask = subparsers.add_parser(
+        "ask",
+        help="ask an agent one interview question",
+        description="Fetch the card at URL, ask QUESTION once (activated) on its first "
+        "JSON-RPC interface (else HTTP+JSON), and print the result.",
+        epilog=ASK_EPILOG,
+        formatter_class=formatter,
+    )
+    ask.add_argument("url", metavar="URL")
+    from ..spec import QUESTIONS
+
+    ask.add_argument("question", metavar="QUESTION", choices=QUESTIONS,
+                     help="one of: " + ", ".join(QUESTIONS))  # fmt: skip
+    ask.add_argument("--skill", help="the skill selector (usage and terms only)")
+    ask.add_argument("--timeout", type=_seconds, default=10.0, metavar="S")
+    _add_credentials(ask)
+    ask.set_defaults(run=_ask)
+
+    many = subparsers.add_parser(
+        "verify-many",
+        help="verify every agent listed in a file",
+        description="Verify each URL of FILE with bounded concurrency; one record per "
+        "agent as JSON Lines.",
+        epilog=MANY_EPILOG,
+        formatter_class=formatter,
+    )
+    many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
+    many.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+                      help="agents verified at once (default 4)")  # fmt: skip
+    many.add_argument("--agent-timeout", type=_seconds, default=60.0, metavar="S",
+                      help="time bound for each agent's whole procedure (default 60)")  # fmt: skip
+    many.add_argument("--out", metavar="FILE", help="write the JSON Lines here (default stdout)")
+    many.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_runner(many)
+    _add_procedure(many)
+    many.set_defaults(run=_verify_many)
+
+
+def _seed(path: str | None) -> str | None:
+    if path is None:
+        return None
+    from ..errors import KeyFormatError
+    from ..nkeys import private_key
+
+    seed = read_input(path, "runner key").decode("ascii", "replace").strip()
+    try:
+        private_key(seed)
+    except KeyFormatError:
+        raise UsageError(f"runner key {path!r} is not an nkey seed (SU...)") from None
+    return seed
+
+
+def _options(args: argparse.Namespace, **extra: Any) -> Any:
+    from ..cardsig import READINGS
+    from ..client import ClientOptions
+    from ..verify import VerifyOptions
+
+    headers = _credentials(args) if hasattr(args, "header") else ()
+    return VerifyOptions(
+        party=args.party,
+        name=args.name,
+        runner_seed=_seed(args.runner_key),
+        readings=(args.reading,) if args.reading else READINGS,
+        require_signature=args.require_signature,
+        churn_delay=args.churn_delay,
+        client=ClientOptions(timeout=args.timeout, headers=headers),
+        **extra,
+    )
+
+
+def _pretty(document: Any) -> bytes:
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _write(path: str, data: bytes, option: str) -> None:
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise UsageError(f"{option} {path!r}: cannot write ({exc.strerror})") from None
+
+
+def _internal(exc: Exception) -> int:
+    # A user never sees a traceback; a bug still gets named.
+    print(
+        f"a2a-interview: internal error ({type(exc).__name__}); please report it",
+        file=sys.stderr,
+    )
+    return EXIT_UNREACHABLE
+
+
+# ---------------------------------------------------------------------------------------
+# verify
+
+
+def _verify(args: argparse.Namespace) -> int:
+    import anyio
+
+    from ..report import junit_xml, render_report
+    from ..verify import verify
+
+    url = _url(args.url)
+    jwks = None
+    if args.jwks:
+        from ..cardsig import jwks_from_json
+        from ..errors import KeyFormatError
+
+        try:
+            jwks = tuple(jwks_from_json(read_input(args.jwks, "JWK Set")))
+        except KeyFormatError as exc:
+            raise UsageError(f"--jwks {args.jwks!r}: {exc}") from None
+    progress: Callable[[str], None] | None = None
+    if args.verbose:
+
+        def progress(stage: str) -> None:
+            print(f"a2a-interview: {stage}", file=sys.stderr)
+
+    options = _options(args, jwks=jwks, progress=progress)
+    try:
+        record = anyio.run(lambda: verify(url, options))
+    except Exception as exc:
+        return _internal(exc)
+    document = record.to_json()
+    if args.record:
+        _write(args.record, _pretty(document), "--record")
+    if args.junit:
+        _write(args.junit, junit_xml(document), "--junit")
+    sys.stdout.write(_pretty(document).decode("utf-8") if args.json else render_report(document))
+    return OUTCOME_EXIT[str(document["outcome"])]
+
+
+# ---------------------------------------------------------------------------------------
+# ask
+
+
+def _ask(args: argparse.Namespace) -> int:
+    import anyio
+
+    from ..client import ClientOptions, TransportFailure
+    from ..errors import DeclarationError, IngressError
+    from ..report import show
+    from ..spec import SELECTOR_QUESTIONS
+    from ..verify import AuthenticationRequired, NotOffered, ask
+
+    url = _url(args.url)
+    if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
+        raise UsageError("--skill applies to usage and terms only")
+    options = ClientOptions(timeout=args.timeout, headers=_credentials(args))
+    try:
+        result = anyio.run(lambda: ask(url, args.question, args.skill, options=options))
+    except AuthenticationRequired as exc:
+        names = ", ".join(show(s) for s in exc.schemes) or "none"
+        print(f"a2a-interview: authentication required (securitySchemes: {names})",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
+    except NotOffered as exc:
+        print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
+        return EXIT_NOT_OFFERED
+    except TransportFailure as exc:
+        print(f"a2a-interview: unreachable: {exc} [{exc.code}]", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (IngressError, DeclarationError) as exc:
+        print(f"a2a-interview: the card is not a strict I-JSON object [{exc.code}]",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
+    except Exception as exc:
+        return _internal(exc)
+    read = result.read
+    if read.problem is not None or read.canonical is None:
+        reason, detail = read.problem or ("no_result", "no result")
+        print(f"a2a-interview: not a well-formed result: {detail} [{reason}]", file=sys.stderr)
+        return EXIT_FAILED
+    sys.stdout.buffer.write(read.canonical + b"\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# verify-many
+
+
+def _read_urls(path: str) -> list[str]:
+    try:
+        text = read_input(path, "URL list").decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"URL list {path!r} is not UTF-8") from None
+    urls = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            urls.append(_url(line))
+        except UsageError:
+            raise UsageError(f"{path}:{number}: not an http(s) URL") from None
+    if not urls:
+        raise UsageError(f"URL list {path!r} names no URL")
+    return urls
+
+
+class _Progress:
+    """A progress bar on stderr (stdlib only): redrawn in place on a terminal, one
+    line per tenth of the work otherwise."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, enabled: bool, stream: IO[str] | None = None) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.counts: Counter[str] = Counter()
+        self._step = -1
+
+    def update(self, outcome: str) -> None:
+        self.done += 1
+        self.counts[outcome] += 1
+        if not self.enabled:
+            return
+        filled = self.WIDTH * self.done // self.total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        tally = "  ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        line = f"[{bar}] {self.done}/{self.total}  {tally}"
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if self.done == self.total else ""))
+        elif (step := 10 * self.done // self.total) != self._step or self.done == self.total:
+            self._step = step
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _summary(urls: Sequence[str], documents: Sequence[Any], elapsed: float) -> str:
+    from ..report import show
+
+    counts = Counter(str(d["outcome"]) for d in documents)
+    lines = ["", f"{'outcome':<16}{'agents':>8}"]
+    for outcome in ("consistent", "churn", "non_conformant", "not_offered", "unreachable"):
+        lines.append(f"{outcome:<16}{counts.get(outcome, 0):>8}")
+    rate = len(documents) / elapsed if elapsed > 0 else 0.0
+    lines.append(f"{'total':<16}{len(documents):>8}   in {elapsed:.1f} s ({rate:.1f} agents/s)")
+    shown = [
+        (url, d) for url, d in zip(urls, documents, strict=True)
+        if len(urls) <= 20 or d["outcome"] not in ("consistent", "not_offered")
+    ]  # fmt: skip
+    if shown:
+        lines += ["", f"{'outcome':<16}{'url':<48} why"]
+        for url, document in shown:
+            runs = document.get("runs") or [{}]
+            checks = sorted({c["check"] for c in runs[-1].get("conflicts", [])})
+            why = ", ".join(checks)
+            if document.get("incomplete"):
+                why = str(document["incomplete"].get("reason"))
+            lines.append(f"{document['outcome']:<16}{show(url, 46)[1:-1]:<48} {why}")
+    return "\n".join(lines) + "\n"
+
+
+def _verify_many(args: argparse.Namespace) -> int:
+    import anyio
+
+    urls = _read_urls(args.file)
+    options = _options(args, total_timeout=args.agent_timeout)
+    progress = _Progress(len(urls), not args.no_progress)
+    started = time.monotonic()
+    try:
+        if args.out:
+            target = Path(args.out)
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            except OSError as exc:
+                raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror})") from None
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as sink:
+                    documents = anyio.run(_many, urls, options, args.concurrency, sink, progress)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        else:
+            documents = anyio.run(_many, urls, options, args.concurrency, sys.stdout, progress)
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a full disk, a closed pipe, a bug: one line, never a traceback
+        return _internal(exc)
+    sys.stderr.write(_summary(urls, documents, time.monotonic() - started))
+    outcomes = {str(d["outcome"]) for d in documents}
+    if "non_conformant" in outcomes:
+        return EXIT_FAILED
+    if "unreachable" in outcomes:
+        return EXIT_UNREACHABLE
+    return EXIT_OK
+
+
+async def _many(
+    urls: Sequence[str], options: Any, concurrency: int, sink: IO[str], progress: _Progress
+) -> list[Any]:
+    """Verify every URL, at most ``concurrency`` at once; write the records in the file's
+    order as they become available.
+
+    Each agent gets its own small HTTP pool (httpcore scans every pooled connection on
+    each request, so one pool shared by 64 agents costs more CPU than it saves); they
+    share the interviewer's one TLS context."""
+    import anyio
+    import httpx
+
+    from ..client import tls_context
+    from ..verify import failed_record, verify
+
+    documents: list[Any] = [None] * len(urls)
+    written = 0
+    limiter = anyio.CapacityLimiter(concurrency)
+    tls = tls_context()
+    limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
+
+    def flush() -> None:
+        nonlocal written
+        while written < len(urls) and documents[written] is not None:
+            sink.write(json.dumps(documents[written], ensure_ascii=False) + "\n")
+            written += 1
+        sink.flush()
+
+    async def one(index: int, url: str) -> None:
+        async with limiter:
+            try:
+                async with httpx.AsyncClient(verify=tls, limits=limits) as http:
+                    record = await verify(url, options, http=http)
+            except Exception:  # one agent's trouble never stops the others
+                record = failed_record(url, options)
+        documents[index] = record.to_json()
+        progress.update(str(record.outcome))
+        flush()
+
+    async with anyio.create_task_group() as group:
+        for index, url in enumerate(urls):
+            group.start_soon(one, index, url)
+    return documents

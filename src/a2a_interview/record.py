@@ -1,0 +1,442 @@
+"""The result record (PROFILE §8): its values, the runner's signature, its standing.
+
+A record is built from the verifier's runs as a :class:`ResultRecord` value and
+exchanged as JSON (``to_json()``). The functions that read a record take the JSON, so a
+display can check a record it did not produce:
+
+- :func:`standing_of` recomputes ``claim`` or ``evidence`` from the record's contents;
+  a display uses it and never trusts the stored ``standing`` (PROFILE §8, interview
+  §8, §9 rule 4).
+- :func:`sign_record` and :func:`verify_record_signature`: the runner's Ed25519
+  signature, nkey-encoded key, base64url, over ``a2a-interview-result-v1\\n`` + JCS of
+  the record without ``signatures``.
+
+The member names, and everything PROFILE leaves open, are written down in
+``docs/decisions.md`` (section "Verifier") and in the JSON Schema shipped at
+``a2a_interview/schema/result-record.schema.json`` (:func:`schema`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any, Final, Literal, get_args
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from . import nkeys
+from .cardsig import thumbprint
+from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
+from .errors import KeyFormatError, SignatureError
+from .ijson import JSONObject, loads
+from .jcs import canonicalize
+from .spec import RESULT_FORMAT, RESULT_SIGNING_PREFIX
+
+__all__ = [
+    "DOES_NOT_ESTABLISH",
+    "PARTIES",
+    "CallRecord",
+    "CardSignature",
+    "Incomplete",
+    "Party",
+    "ProposalRecord",
+    "RanBy",
+    "RecordSignature",
+    "ResultRecord",
+    "Run",
+    "Standing",
+    "nkey_thumbprint",
+    "rfc3339",
+    "schema",
+    "sign_record",
+    "signing_bytes",
+    "standing_of",
+    "verify_record_signature",
+]
+
+Party = Literal["self", "platform", "third_party"]
+PARTIES: Final[tuple[Party, ...]] = get_args(Party)
+Standing = Literal["claim", "evidence"]
+
+# PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
+# (selective honesty: conduct is reputation's territory).
+DOES_NOT_ESTABLISH: Final[tuple[str, ...]] = (
+    "the agent's competence at its skills",
+    "the agent's conduct outside these calls",
+)
+
+
+def rfc3339(moment: datetime) -> str:
+    """``moment`` as RFC 3339 UTC with milliseconds and ``Z``. Raises ``ValueError``
+    for a naive datetime (a clock must say which zone it reads)."""
+    if moment.tzinfo is None:
+        raise ValueError("a naive datetime has no zone")
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+# ---------------------------------------------------------------------------------------
+# The values
+
+
+@dataclass(frozen=True, slots=True)
+class RanBy:
+    """Who ran the procedure (interview §8): ``party``, a ``name``, optionally the
+    runner's nkey (set by :func:`sign_record`)."""
+
+    party: Party
+    name: str
+    key: str | None = None
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"party": self.party, "name": self.name}
+        if self.key is not None:
+            out["key"] = self.key
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CardSignature:
+    """``agent.card_signature`` (PROFILE §6.4, §6.5, §8). ``key_source`` is ``pinned``
+    (a JWKS the user gave), ``jku`` (fetched from the card's same-origin ``jku``) or
+    ``None`` when no key verified."""
+
+    status: str
+    reading: str | None = None
+    readings: tuple[str, ...] = ()
+    kid: str | None = None
+    thumbprint: str | None = None
+    key_source: Literal["pinned", "jku"] | None = None
+
+    def to_json(self) -> JSONObject:
+        return {
+            "status": self.status,
+            "reading": self.reading,
+            "readings": list(self.readings),
+            "kid": self.kid,
+            "thumbprint": self.thumbprint,
+            "key_source": self.key_source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call of a run: where, what, the HTTP status, and SHA-256 of the raw body."""
+
+    interface: str
+    binding: str
+    method: str
+    params: JSONObject | None
+    activated: bool
+    status: int
+    response_digest: str
+
+    def to_json(self) -> JSONObject:
+        return {
+            "interface": self.interface,
+            "binding": self.binding,
+            "method": self.method,
+            "params": self.params,
+            "activated": self.activated,
+            "status": self.status,
+            "response_digest": self.response_digest,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalRecord:
+    """One terms entry's verification (terms §3): ``result`` is ``ok`` or the reason;
+    ``signer`` the provider's nkey when it verified."""
+
+    url: str | None
+    digest: str | None
+    result: str
+    signer: str | None = None
+
+    def to_json(self) -> JSONObject:
+        return {"url": self.url, "digest": self.digest, "result": self.result,
+                "signer": self.signer}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Incomplete:
+    """Why a run could not complete (outcome ``unreachable``): a fixed ``reason`` code,
+    fixed ``detail`` text, and for ``authentication_required`` the names of the card's
+    ``securitySchemes``."""
+
+    reason: str
+    detail: str
+    schemes: tuple[str, ...] = ()
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"reason": self.reason, "detail": self.detail}
+        if self.schemes:
+            out["schemes"] = list(self.schemes)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One pass of the whole procedure (PROFILE §7, §8)."""
+
+    card_digest: str | None
+    calls: tuple[CallRecord, ...]
+    proposals: tuple[ProposalRecord, ...]
+    conflicts: tuple[Conflict, ...]
+    checks: Mapping[Check, CheckStatus]
+    incomplete: Incomplete | None = None
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
+            "card_digest": self.card_digest,
+            "calls": [c.to_json() for c in self.calls],
+            "proposals": [p.to_json() for p in self.proposals],
+            "conflicts": [c.to_json() for c in self.conflicts],
+            "checks": {str(k): str(v) for k, v in self.checks.items()},
+        }
+        if self.incomplete is not None:
+            out["incomplete"] = self.incomplete.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """The result record of PROFILE §8 as a value; :meth:`to_json` is the document.
+
+    ``standing`` is derived, never stored: see :func:`standing_of`.
+    """
+
+    url: str
+    card_url: str | None
+    card_digest: str | None
+    card_signature: CardSignature | None
+    ran_by: RanBy
+    started_at: str
+    finished_at: str
+    runs: tuple[Run, ...]
+    advisories: tuple[Advisory, ...]
+    outcome: Outcome
+    checks: Mapping[Check, CheckStatus] = field(default_factory=dict)
+    incomplete: Incomplete | None = None
+
+    signatures: tuple[tuple[str, str], ...] = ()
+
+    def signed(self, seed: str) -> ResultRecord:
+        """This record with ``ran_by.key`` set to the seed's nkey and the runner's
+        signature (PROFILE §8). Raises as :func:`sign_record`."""
+        key = nkeys.public_of(nkeys.private_key(seed))
+        if self.ran_by.key not in (None, key):
+            raise SignatureError("the record names another runner key")
+        unsigned = replace(self, ran_by=replace(self.ran_by, key=key), signatures=())
+        document = sign_record(unsigned.to_json(), seed)
+        items = document["signatures"]
+        assert isinstance(items, list) and isinstance(items[0], dict)
+        return replace(unsigned, signatures=((key, str(items[0]["sig"])),))
+
+    @property
+    def conflicts(self) -> tuple[Conflict, ...]:
+        """The last run's conflicts (the persistent ones, when non_conformant)."""
+        return self.runs[-1].conflicts if self.runs else ()
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
+            "format": RESULT_FORMAT,
+            "agent": {
+                "url": self.url,
+                "card_url": self.card_url,
+                "card_digest": self.card_digest,
+                "card_signature": (
+                    self.card_signature.to_json() if self.card_signature is not None else None
+                ),
+            },
+            "ran_by": self.ran_by.to_json(),
+            "standing": "claim",
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "runs": [r.to_json() for r in self.runs],
+            "checks": {str(c): str(s) for c, s in self.checks.items()},
+            "advisories": [a.to_json() for a in self.advisories],
+            "outcome": str(self.outcome),
+            "does_not_establish": list(DOES_NOT_ESTABLISH),
+        }
+        if self.incomplete is not None:
+            out["incomplete"] = self.incomplete.to_json()
+        out["standing"] = standing_of(out)
+        if self.signatures:
+            out["signatures"] = [{"key": k, "sig": s} for k, s in self.signatures]
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# Standing
+
+
+def nkey_thumbprint(key: str) -> str | None:
+    """The RFC 7638 thumbprint of an nkey's Ed25519 key as an OKP JWK, so a runner key
+    can be compared with a card signing key; ``None`` for a malformed nkey."""
+    try:
+        raw = nkeys.decode_public(key)
+    except KeyFormatError:
+        return None
+    x = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    return thumbprint({"kty": "OKP", "crv": "Ed25519", "x": x})
+
+
+def _get(value: Any, *path: str) -> Any:
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value
+
+
+def _proposal_signers(record: Mapping[str, Any]) -> set[str]:
+    signers: set[str] = set()
+    runs = record.get("runs")
+    for run in runs if isinstance(runs, list) else ():
+        proposals = _get(run, "proposals")
+        for item in proposals if isinstance(proposals, list) else ():
+            signer = _get(item, "signer")
+            if isinstance(signer, str):
+                signers.add(signer)
+    return signers
+
+
+def standing_of(record: Mapping[str, Any]) -> Standing:
+    """Recompute a record's standing from its contents (PROFILE §8, interview §8).
+
+    Returns ``claim`` when the runner is ``self``; when the runner key is the card's
+    signing key (same RFC 7638 thumbprint) or the key that signed one of the
+    proposals; and whenever the record is too malformed to tell (an unknown party, a
+    runner that is not an object). Returns ``evidence`` otherwise: a ``platform`` or
+    ``third_party`` runner holding none of the agent's keys.
+
+    The stored ``standing`` is ignored: a display calls this, never reads that.
+    Whether the record's signature holds is a separate question
+    (:func:`verify_record_signature`).
+    """
+    ran_by = record.get("ran_by")
+    if not isinstance(ran_by, dict) or ran_by.get("party") not in ("platform", "third_party"):
+        return "claim"
+    key = ran_by.get("key")
+    if key is None:
+        return "evidence"
+    if not isinstance(key, str):
+        return "claim"
+    if key in _proposal_signers(record):
+        return "claim"
+    card_key = _get(record, "agent", "card_signature", "thumbprint")
+    if isinstance(card_key, str) and nkey_thumbprint(key) == card_key:
+        return "claim"
+    return "evidence"
+
+
+# ---------------------------------------------------------------------------------------
+# The runner's signature
+
+
+def signing_bytes(record: Mapping[str, Any]) -> bytes:
+    """What the runner signs: ``a2a-interview-result-v1\\n`` + JCS(record without
+    ``signatures``) (PROFILE §8). Raises ``CanonicalizationError`` for a record JSON
+    cannot carry."""
+    return RESULT_SIGNING_PREFIX + canonicalize(
+        {k: v for k, v in record.items() if k != "signatures"}
+    )
+
+
+def _b64u(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def sign_record(record: Mapping[str, Any], seed: str) -> JSONObject:
+    """A copy of ``record`` signed by the runner's nkey ``seed`` (PROFILE §8).
+
+    Sets ``ran_by.key`` to the seed's public nkey, recomputes ``standing`` (the key can
+    make it a claim), and replaces ``signatures`` with ``[{"key": nkey, "sig":
+    base64url}]``. Raises ``KeyFormatError`` for a malformed seed and
+    ``SignatureError`` when ``ran_by`` is missing or names another key.
+    """
+    private = nkeys.private_key(seed)
+    public = nkeys.public_of(private)
+    signed: JSONObject = copy.deepcopy(dict(record))
+    signed.pop("signatures", None)
+    ran_by = signed.get("ran_by")
+    if not isinstance(ran_by, dict):
+        raise SignatureError("the record has no ran_by object")
+    if ran_by.get("key", public) != public:
+        raise SignatureError("the record names another runner key")
+    ran_by["key"] = public
+    signed["standing"] = standing_of(signed)
+    sig = private.sign(signing_bytes(signed))
+    signed["signatures"] = [{"key": public, "sig": _b64u(sig)}]
+    return signed
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSignature:
+    """The runner signature's status: ``unsigned`` (no ``signatures``), ``valid``
+    (every signature verifies and one is by ``ran_by.key``), or ``invalid``;
+    ``keys`` are the nkeys whose signatures verified."""
+
+    status: Literal["unsigned", "valid", "invalid"]
+    keys: tuple[str, ...] = ()
+
+
+def _sig_bytes(text: Any) -> bytes | None:
+    if not isinstance(text, str) or not text.isascii():
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 64 and _b64u(raw) == text else None
+
+
+def verify_record_signature(record: Mapping[str, Any]) -> RecordSignature:
+    """Check the runner's signature on ``record`` (PROFILE §8). Never raises."""
+    if "signatures" not in record:
+        return RecordSignature("unsigned")
+    items = record["signatures"]
+    if not isinstance(items, list) or not items:
+        return RecordSignature("invalid")
+    try:
+        signed = signing_bytes(record)
+    except ValueError:
+        return RecordSignature("invalid")
+    keys: list[str] = []
+    for item in items:
+        if not isinstance(item, dict) or set(item) != {"key", "sig"}:
+            return RecordSignature("invalid")
+        sig = _sig_bytes(item["sig"])
+        try:
+            public = nkeys.decode_public(item["key"])
+        except KeyFormatError:
+            return RecordSignature("invalid")
+        if sig is None:
+            return RecordSignature("invalid")
+        try:
+            Ed25519PublicKey.from_public_bytes(public).verify(sig, signed)
+        except InvalidSignature:
+            return RecordSignature("invalid")
+        keys.append(item["key"])
+    if _get(record, "ran_by", "key") not in keys:
+        return RecordSignature("invalid", tuple(keys))
+    return RecordSignature("valid", tuple(keys))
+
+
+# ---------------------------------------------------------------------------------------
+# The schema
+
+
+def schema() -> JSONObject:
+    """The JSON Schema (2020-12) of a result record, shipped with the package."""
+    data = resources.files(__package__).joinpath("schema/result-record.schema.json").read_bytes()
+    value = loads(data)
+    assert isinstance(value, dict)
+    return value

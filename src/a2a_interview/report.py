@@ -1,0 +1,293 @@
+"""Reading a result record for people and for CI: a text report and JUnit XML (pure).
+
+Both take the record's JSON (or a :class:`~a2a_interview.record.ResultRecord`), so they
+can render a record read back from a file. Standing is recomputed with
+:func:`~a2a_interview.record.standing_of`, never read from the record (interview §8,
+§9 rule 4). Every value that came from a peer is shown escaped (JSON string escapes,
+ASCII only, truncated): a card cannot put control sequences on a terminal or break the
+XML.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+from xml.etree import ElementTree as ET
+
+from .checks import CHECKS
+from .jcs import canonicalize
+from .record import DOES_NOT_ESTABLISH, ResultRecord, standing_of, verify_record_signature
+
+__all__ = ["OUTCOME_TEXT", "REMINDER", "junit_xml", "render_report", "show"]
+
+# interview §9 rule 1.
+REMINDER: Final = (
+    "Conformance is not competence: this result says whether the agent's live answers "
+    "agree with its declared documents. It says nothing about how well the agent does "
+    "its job, nor how it behaves outside these calls."
+)
+
+OUTCOME_TEXT: Final[Mapping[str, str]] = {
+    "consistent": "every answer agreed with the declared documents.",
+    "churn": "conflicts in the first run did not survive the re-run: the agent was "
+    "changing while it was asked (churn), which is not non-conformance.",
+    "non_conformant": "conflicts survived a re-run with a fresh card: the agent's answers "
+    "contradict its declared documents.",
+    "not_offered": "the card does not declare the interview. Absence states nothing: "
+    "this is not a failure and must not be ranked as one.",
+    "unreachable": "the procedure could not complete, so nothing is concluded about the agent.",
+}
+
+_LABEL: Final = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "churn": "CHURN",
+    "advisory": "ADVISORY",
+    "skipped": "SKIP",
+}
+_MAX_SHOWN: Final = 160
+
+
+def show(value: Any, limit: int = _MAX_SHOWN) -> str:
+    """A peer value as one line of ASCII: JSON with every non-ASCII and control
+    character escaped (DEL too), cut at ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True).replace("\x7f", "\\u007f")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bare(value: Any) -> str:
+    """A peer string without its quotes (URLs, names), escaped as :func:`show`."""
+    text = show(value)
+    return text[1:-1] if isinstance(value, str) and text.endswith('"') else text
+
+
+def _json(record: ResultRecord | Mapping[str, Any]) -> Mapping[str, Any]:
+    return record.to_json() if isinstance(record, ResultRecord) else record
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _get(value: Any, *path: str) -> Any:
+    for name in path:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _identity(conflict: Mapping[str, Any]) -> bytes:
+    # checks.Conflict.key, from the JSON: check, interface, question, skill, source.
+    names = ("check", "interface", "question", "skill", "source")
+    return canonicalize([conflict.get(n) for n in names])
+
+
+def _where(item: Mapping[str, Any]) -> str:
+    parts = []
+    if "question" in item:
+        question = _bare(item["question"])
+        if "skill" in item:
+            question += f" (skill {show(item['skill'])})"
+        parts.append(question)
+    if "interface" in item:
+        parts.append(f"on {_bare(item['interface'])}")
+    source = item.get("source")
+    if isinstance(source, dict):
+        document = _bare(source.get("document"))
+        if source.get("document") == "proposal":
+            document += f" {_bare(source.get('url'))}"
+        parts.append(f"{document} {_bare(source.get('member'))}".rstrip())
+    return ", ".join(parts)
+
+
+def _conflict_lines(conflict: Mapping[str, Any], mark: str = "") -> list[str]:
+    head = f"  {mark}[{_bare(conflict.get('check'))}] {_bare(conflict.get('reason'))}"
+    where = _where(conflict)
+    lines = [f"{head}: {where}" if where else head]
+    if "detail" in conflict:
+        lines.append(f"      {_bare(conflict['detail'])}")
+    if "expected" in conflict:
+        lines.append(f"      expected: {show(conflict['expected'])}")
+    if "got" in conflict:
+        lines.append(f"      got:      {show(conflict['got'])}")
+    return lines
+
+
+def _ran_by(doc: Mapping[str, Any]) -> list[str]:
+    ran_by = _obj(doc.get("ran_by"))
+    standing = standing_of(doc)
+    key = ran_by.get("key")
+    who = f"{_bare(ran_by.get('party'))} {show(ran_by.get('name'))}"
+    if key is not None:
+        who += f" (key {_bare(key)})"
+    why = (
+        "a result a platform or an independent third party recorded is evidence"
+        if standing == "evidence"
+        else "a result the agent ran against itself, or that its own keys signed, is a "
+        "claim, never evidence"
+    )
+    signature = verify_record_signature(doc).status
+    binding = {
+        "valid": "valid: the named runner key signed this record",
+        "invalid": "INVALID: this record was altered or not signed by the key it names",
+        "unsigned": "none (nothing binds this record to the runner it names)",
+    }[signature]
+    return [
+        f"Ran by: {who}",
+        f"Standing: {standing.upper()} ({why}; recomputed, not read from the record)",
+        f"Runner signature: {binding}",
+    ]
+
+
+def _card_signature(doc: Mapping[str, Any]) -> str:
+    sig = _get(doc, "agent", "card_signature")
+    if not isinstance(sig, dict):
+        return "Card signature: not checked (no card was read)"
+    status = _bare(sig.get("status"))
+    if sig.get("status") != "verified":
+        return f"Card signature: {status}"
+    readings = _list(sig.get("readings"))
+    others = [r for r in readings if r != sig.get("reading")]
+    text = f"Card signature: verified under the {show(sig.get('reading'))} reading"
+    if others:
+        text += f" (also: {', '.join(_bare(r) for r in others)})"
+    text += f"; kid {show(sig.get('kid'))}; key from {_bare(sig.get('key_source'))}"
+    return text + f", thumbprint {_bare(sig.get('thumbprint'))}"
+
+
+def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
+    """The human report of a record: outcome, who ran it and its standing, the card
+    signature and the reading that verified, each check passed or failed, each
+    conflict with expected and got, proposals, advisories, and the reminder that
+    conformance is not competence."""
+    doc = _json(record)
+    outcome = str(doc.get("outcome"))
+    runs = _list(doc.get("runs"))
+    lines = [f"a2a-interview verify {_bare(_get(doc, 'agent', 'url'))}"]
+    if _get(doc, "agent", "card_url"):
+        lines.append(f"  card {_bare(_get(doc, 'agent', 'card_url'))}")
+    if _get(doc, "agent", "card_digest"):
+        lines.append(f"  card digest {_bare(_get(doc, 'agent', 'card_digest'))}")
+    lines += ["", f"Outcome: {outcome.upper()}: {OUTCOME_TEXT.get(outcome, '')}"]
+    incomplete = doc.get("incomplete")
+    if isinstance(incomplete, dict):
+        lines.append(f"  {_bare(incomplete.get('reason'))}: {_bare(incomplete.get('detail'))}")
+        schemes = incomplete.get("schemes")
+        if incomplete.get("reason") == "authentication_required":
+            named = ", ".join(show(s) for s in schemes) if isinstance(schemes, list) else ""
+            lines.append(
+                "  The card declares securitySchemes: " + named
+                if named
+                else "  The card declares no securitySchemes."
+            )
+            lines.append("  Authentication required is not non-conformance (interview §10).")
+    lines += ["", *_ran_by(doc), _card_signature(doc), ""]
+
+    checks = _obj(doc.get("checks"))
+    counts: dict[str, int] = {}
+    for conflict in _list(_obj(runs[-1]).get("conflicts")) if runs else []:
+        check = str(_obj(conflict).get("check"))
+        counts[check] = counts.get(check, 0) + 1
+    lines.append("Checks:")
+    for check in CHECKS:
+        status = str(checks.get(check, "skipped"))
+        note = ""
+        if status == "failed" and counts.get(check):
+            note = f"  {counts[check]} conflict(s)"
+        lines.append(f"  {_LABEL.get(status, status.upper()):<9} {check}{note}")
+
+    first = [_obj(c) for c in _list(_obj(runs[0]).get("conflicts"))] if runs else []
+    second = [_obj(c) for c in _list(_obj(runs[1]).get("conflicts"))] if len(runs) > 1 else []
+    if second or first:
+        again = {_identity(c) for c in second}
+        lines += ["", f"Conflicts, first run ({len(first)}; * = also in the re-run):"]
+        for conflict in first:
+            lines += _conflict_lines(conflict, "* " if _identity(conflict) in again else "  ")
+        if len(runs) > 1:
+            before = {_identity(c) for c in first}
+            new = [c for c in second if _identity(c) not in before]
+            if new:
+                lines += ["", f"Conflicts new in the re-run ({len(new)}):"]
+                for conflict in new:
+                    lines += _conflict_lines(conflict)
+    if len(runs) > 1:
+        lines += ["", "Runs: 2 (a conflict triggered one re-run with a fresh card and proposals)"]
+
+    proposals = [_obj(p) for p in _list(_obj(runs[-1]).get("proposals"))] if runs else []
+    if proposals:
+        lines += ["", "Proposals (terms §3):"]
+        for item in proposals:
+            lines.append(f"  {_bare(item.get('result')):<24} {_bare(item.get('url'))}")
+
+    advisories = _list(doc.get("advisories"))
+    if advisories:
+        lines += ["", f"Advisories ({len(advisories)}, never conflicts):"]
+        for item in map(_obj, advisories):
+            where = _where(item)
+            text = f"  [{_bare(item.get('code'))}] {_bare(item.get('reason'))}"
+            if where:
+                text += f": {where}"
+            if "value" in item:
+                text += f" {show(item['value'])}"
+            lines.append(text)
+
+    lines += ["", REMINDER, "Not established: " + "; ".join(DOES_NOT_ESTABLISH) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
+    """JUnit XML for CI: one testcase per check code (PROFILE §7). ``failed`` (a
+    persistent conflict) is a ``<failure>``; ``skipped`` a ``<skipped/>``; ``churn``
+    and ``advisory`` pass with a note. An ``unreachable`` outcome adds a testcase
+    ``procedure`` carrying an ``<error>``."""
+    doc = _json(record)
+    checks = _obj(doc.get("checks"))
+    runs = _list(doc.get("runs"))
+    last = [_obj(c) for c in _list(_obj(runs[-1]).get("conflicts"))] if runs else []
+    suite = ET.Element("testsuite", name="a2a-interview verify")
+    props = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("url", _get(doc, "agent", "url")),
+        ("outcome", doc.get("outcome")),
+        ("standing", standing_of(doc)),
+    ):
+        ET.SubElement(props, "property", name=name, value=_bare(value))
+    failures = skipped = errors = 0
+    classname = "a2a_interview.verify"
+    for check in CHECKS:
+        case = ET.SubElement(suite, "testcase", classname=classname, name=check, time="0")
+        status = checks.get(check, "skipped")
+        mine = [c for c in last if c.get("check") == check]
+        if status == "failed":
+            failures += 1
+            failure = ET.SubElement(case, "failure", message=f"{len(mine)} conflict(s)",
+                                    type="non_conformant")  # fmt: skip
+            failure.text = "\n".join(line for c in mine for line in _conflict_lines(c))
+        elif status == "skipped":
+            skipped += 1
+            ET.SubElement(case, "skipped")
+        elif status == "churn":
+            ET.SubElement(case, "system-out").text = "a conflict that did not survive the re-run"
+        elif status == "advisory":
+            ET.SubElement(case, "system-out").text = "advisories only (never conflicts)"
+    tests = len(CHECKS)
+    if doc.get("outcome") == "unreachable":
+        tests += 1
+        errors += 1
+        case = ET.SubElement(suite, "testcase", classname=classname, name="procedure", time="0")
+        incomplete = _obj(doc.get("incomplete"))
+        ET.SubElement(case, "error", message=_bare(incomplete.get("reason")),
+                      type="unreachable").text = _bare(incomplete.get("detail"))  # fmt: skip
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"

@@ -1,0 +1,736 @@
+"""The verifier: the procedure of interview §8 with the checks of PROFILE §7 (a driver).
+
+:func:`verify` fetches the card, checks its signature, reads the interview entry,
+verifies every terms entry (terms §3), interviews every JSON-RPC and HTTP+JSON interface
+the card declares, runs the diff, and on any conflict re-runs the whole procedure once
+after ``churn_delay`` with a fresh card and proposals (interview §7 rule 3). It returns
+a :class:`~a2a_interview.record.ResultRecord`. The judging is done by the pure
+functions of ``checks``; this module only moves bytes and keeps the account.
+
+On each interface, in order:
+
+1. the inactive probe: ``interview/identity`` without activation;
+2. every question asked twice under activation (determinism): the five, then
+   ``usage`` and ``terms`` with each declared skill id as selector;
+3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage``
+   with a selector that matches nothing (closure_selector).
+
+Outcomes (PROFILE §7): ``consistent``, ``churn``, ``non_conformant``, ``not_offered``,
+``unreachable``. ``verify`` never raises for anything a peer does: transport failures,
+a 401/403 (authentication required, naming the card's ``securitySchemes``), a card that
+is not JSON, a total timeout, all become an ``unreachable`` record with an
+``incomplete`` reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Final
+from urllib.parse import quote
+
+import anyio
+
+from .cardsig import READINGS, Reading, jwks_from_json, verify_card
+from .checks import (
+    Advisory,
+    Binding,
+    Check,
+    Conflict,
+    Declared,
+    Exchange,
+    Interface,
+    Outcome,
+    ResultRead,
+    Where,
+    check_answer,
+    check_card_signature,
+    check_closure,
+    check_declaration,
+    check_determinism,
+    check_echo,
+    check_inactive,
+    check_interfaces_agree,
+    check_terms_declared,
+    coverage,
+    derive_outcome,
+    diff_answer,
+    find_interfaces,
+    no_match_selector,
+    overall_statuses,
+    read_result,
+    run_statuses,
+)
+from .client import (
+    ClientOptions,
+    InsecureURL,
+    Interviewer,
+    Response,
+    TransportFailure,
+    card_url_for,
+    check_url,
+    origin,
+)
+from .declarations import interview_entry, read_card
+from .errors import DeclarationError, IngressError, InterviewError, KeyFormatError
+from .ijson import JSONObject
+from .jcs import canonicalize, digest, digest_bytes
+from .models import Source
+from .record import (
+    CallRecord,
+    CardSignature,
+    Incomplete,
+    Party,
+    ProposalRecord,
+    RanBy,
+    ResultRecord,
+    Run,
+    rfc3339,
+)
+from .report import render_report
+from .spec import (
+    EXTENSIONS_HEADER,
+    INTERVIEW_URI,
+    LEGACY_EXTENSIONS_HEADER,
+    METHOD_PREFIX,
+    QUESTIONS,
+    VERSION_HEADER,
+)
+from .terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
+
+__all__ = [
+    "AskResult",
+    "AuthenticationRequired",
+    "NotOffered",
+    "VerifyOptions",
+    "ask",
+    "failed_record",
+    "render_report",
+    "verify",
+]
+
+# The undefined method of the closure probe (interview §8 step 4).
+CLOSURE_METHOD: Final = "bogus"
+A2A_VERSION: Final = "1.0"
+
+_TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
+    "insecure_url": "a URL is neither HTTPS nor HTTP to a loopback host",
+    "connect_failed": "the connection failed",
+    "timeout": "the agent did not answer in time",
+    "too_large": "a response was larger than the size bound",
+    "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
+    "rate_limited": "the agent kept answering 429 beyond the wait budget",
+    "transport": "the exchange failed",
+}
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to run the procedure and whom to credit.
+
+    ``party``/``name``/``runner_seed``: who ran it (``runner_seed`` an nkey seed that
+    signs the record). ``jwks``: pinned public JWKs (else the card's same-origin
+    ``jku`` is fetched). ``readings``: the card signature readings accepted.
+    ``require_signature``: an unsigned card, or one whose key is unavailable, is a
+    ``card_signature`` conflict. ``total_timeout``: seconds for the whole procedure
+    (``None``: unbounded). ``progress``: called with a short stage name. ``clock``:
+    gives ``started_at``/``finished_at`` (UTC-aware).
+    """
+
+    party: Party = "third_party"
+    name: str = "anonymous"
+    runner_seed: str | None = None
+    jwks: tuple[JSONObject, ...] | None = None
+    readings: tuple[Reading, ...] = READINGS
+    require_signature: bool = False
+    churn_delay: float = 2.0
+    client: ClientOptions = field(default_factory=ClientOptions)
+    total_timeout: float | None = None
+    progress: Callable[[str], None] | None = None
+    clock: Callable[[], datetime] = _utcnow
+
+
+class NotOffered(InterviewError):
+    """The card does not declare the interview (absence states nothing: interview §9)."""
+
+    code = "not_offered"
+
+
+class AuthenticationRequired(InterviewError):
+    """The agent answered 401 or 403: it requires credentials (interview §10). Never
+    non-conformance. ``schemes`` names the card's ``securitySchemes`` (peer data: kept
+    out of the message)."""
+
+    code = "authentication_required"
+
+    def __init__(self, schemes: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.schemes = schemes
+
+
+class _Stop(Exception):
+    """Ends a run early; carries why."""
+
+    def __init__(self, incomplete: Incomplete) -> None:
+        super().__init__(incomplete.reason)
+        self.incomplete = incomplete
+
+
+def _scheme_names(card: Any) -> tuple[str, ...]:
+    schemes = card.get("securitySchemes") if isinstance(card, dict) else None
+    return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
+
+
+def _auth_required(card: Any) -> _Stop:
+    # interview §10: admission is the deployment's business; never non-conformance.
+    return _Stop(
+        Incomplete(
+            "authentication_required",
+            "the agent requires authentication (pass --header or --bearer-env)",
+            _scheme_names(card),
+        )
+    )
+
+
+@dataclass
+class _RunState:
+    """One run's account, kept while it runs so a timeout can still report it."""
+
+    card_url: str | None = None
+    card: JSONObject | None = None
+    card_digest: str | None = None
+    signature: CardSignature | None = None
+    not_offered: bool = False
+    incomplete: Incomplete | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    proposals: list[ProposalRecord] = field(default_factory=list)
+    conflicts: dict[tuple[object, ...], Conflict] = field(default_factory=dict)
+    advisories: list[Advisory] = field(default_factory=list)
+    performed: set[Check] = field(default_factory=set)
+    failed: set[Check] = field(default_factory=set)
+
+    def add(self, conflicts: list[Conflict]) -> None:
+        for conflict in conflicts:
+            self.conflicts.setdefault(conflict.key, conflict)  # the first sighting wins
+
+    @property
+    def complete(self) -> bool:
+        return self.incomplete is None and not self.not_offered
+
+    def to_run(self) -> Run:
+        conflicts = tuple(self.conflicts.values())
+        return Run(
+            self.card_digest,
+            tuple(self.calls),
+            tuple(self.proposals),
+            conflicts,
+            run_statuses(self.performed, conflicts, self.advisories, self.failed),
+            self.incomplete,
+        )
+
+
+class _Procedure:
+    """The steps of one run, over one interviewer session."""
+
+    def __init__(self, session: Interviewer, url: str, options: VerifyOptions) -> None:
+        self.session = session
+        self.url = url
+        self.options = options
+        self._ids = 0
+
+    def next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def _progress(self, stage: str) -> None:
+        if self.options.progress is not None:
+            self.options.progress(stage)
+
+    async def run(self, state: _RunState) -> None:
+        try:
+            await self._steps(state)
+        except _Stop as stop:
+            state.incomplete = stop.incomplete
+        except TransportFailure as exc:
+            state.incomplete = Incomplete(exc.code, _TRANSPORT_DETAIL.get(exc.code, "failed"))
+        except InterviewError as exc:
+            # Peer data the core refused in a way no check anticipated: stop, never raise.
+            state.incomplete = Incomplete(
+                "unusable_input", f"the agent's data could not be used ({exc.code})"
+            )
+        if state.incomplete is not None and state.card is None:
+            state.failed.add(Check.card_fetch)
+
+    async def _steps(self, state: _RunState) -> None:
+        self._progress("card")
+        card_url = card_url_for(self.url)
+        state.card_url = card_url
+        response = await self.session.get(card_url, (("Accept", "application/json"),))
+        state.card_url = response.url
+        if response.status in (401, 403):
+            raise _auth_required(None)
+        if response.status != 200:
+            raise _Stop(Incomplete("card_status", "the card URL did not answer 200"))
+        try:
+            card = read_card(response.body, max_bytes=self.options.client.max_bytes)
+        except (IngressError, DeclarationError) as exc:
+            raise _Stop(
+                Incomplete(
+                    "card_unreadable", f"the card is not a strict I-JSON object ({exc.code})"
+                )
+            ) from None
+        state.card, state.card_digest = card, digest(card)
+        state.performed.add(Check.card_fetch)
+
+        self._progress("card signature")
+        state.signature = await self._signature(card, response.url, state)
+
+        if interview_entry(card) is None:
+            state.not_offered = True  # absence states nothing (interview §9 rule 2)
+            return
+        state.performed.add(Check.declaration)
+        state.add(check_declaration(card))
+
+        self._progress("terms")
+        declared = await self._terms(card, state)
+        if declared is None:
+            return
+
+        interfaces, skipped = find_interfaces(card)
+        state.advisories += skipped
+        usable = []
+        for interface in interfaces:
+            try:
+                check_url(interface.url)
+            except InsecureURL:
+                state.advisories.append(
+                    Advisory(
+                        "interface",
+                        "insecure_url",
+                        source=Source("card", interface.member),
+                        detail="not interviewed: neither HTTPS nor loopback HTTP",
+                    )
+                )
+                continue
+            usable.append(interface)
+        if not interfaces:
+            state.add([
+                Conflict(Check.declaration, "no_interface", source=Source("card", ""),
+                         detail="the card declares the interview but no JSONRPC or HTTP+JSON "
+                         "interface to ask it on")
+            ])  # fmt: skip
+            return
+        if not usable:
+            raise InsecureURL
+
+        answers: dict[tuple[str, str | None], tuple[str, bytes]] = {}
+        for interface in usable:
+            self._progress(f"interface {interface.binding}")
+            for key, body in (await self._interview(interface, declared, state)).items():
+                first = answers.setdefault(key, (interface.url, body))
+                if first[0] != interface.url:
+                    where = Where(interface.url, key[0], key[1])
+                    state.add(check_interfaces_agree(first, (interface.url, body), where))
+
+    async def _signature(self, card: JSONObject, card_url: str, state: _RunState) -> CardSignature:
+        readings = self.options.readings
+        if self.options.jwks is not None:
+            report = verify_card(card, list(self.options.jwks), readings=readings)
+            source = "pinned"
+        else:
+            # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
+            wanted: list[str] = []
+
+            def record(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
+                if jku is not None:
+                    wanted.append(jku)
+                return []
+
+            verify_card(card, record, readings=readings)
+            keys: dict[str, list[dict[str, Any]]] = {}
+            for jku in dict.fromkeys(wanted):
+                keys[jku] = await self._jwks(jku, card_url, state)
+            report = verify_card(
+                card, lambda _kid, jku: keys.get(jku, []) if jku else [], readings=readings
+            )
+            source = "jku"
+        conflicts, advisories = check_card_signature(
+            report.status, require=self.options.require_signature, readings=readings
+        )
+        state.performed.add(Check.card_signature)
+        state.add(conflicts)
+        state.advisories += advisories
+        verified = report.status == "verified"
+        check = next((c for c in report.checks if c.status == "verified"), None)
+        if check is not None and check.uncovered:
+            # PROFILE §6.3: verified only with a2a-sdk's 0.3 members removed, so the
+            # signature does not cover them (the 0.3 url among them).
+            state.advisories.append(
+                Advisory("card_signature", "uncovered_members", value=list(check.uncovered),
+                         detail="the signature does not cover these served members")
+            )  # fmt: skip
+        return CardSignature(
+            str(report.status),
+            report.reading,
+            tuple(report.readings),
+            report.kid,
+            report.thumbprint,
+            ("pinned" if source == "pinned" else "jku") if verified else None,
+        )
+
+    async def _jwks(self, jku: str, card_url: str, state: _RunState) -> list[dict[str, Any]]:
+        try:
+            check_url(jku)
+            allowed = origin(jku) == origin(card_url)
+        except InsecureURL:
+            allowed = False
+        if not allowed:
+            state.advisories.append(
+                Advisory("card_signature", "jku_refused",
+                         detail="the jku is not HTTPS (or loopback) on the card's origin")
+            )  # fmt: skip
+            return []
+        body = await self.session.fetch_document(jku)
+        try:
+            return jwks_from_json(body) if body is not None else []
+        except KeyFormatError:
+            return []
+
+    async def _terms(self, card: JSONObject, state: _RunState) -> Declared | None:
+        fetched: dict[str, bytes | None] = {}
+        pairs: list[tuple[TermsEntry, ProposalVerdict]] = []
+        for entry in read_terms_entries(card):
+            body = None
+            if entry.url is not None:
+                if entry.url not in fetched:
+                    fetched[entry.url] = await self.session.fetch_document(entry.url)
+                body = fetched[entry.url]
+            verdict = verify_proposal(entry.digest, body, max_bytes=self.options.client.max_bytes)
+            state.proposals.append(
+                ProposalRecord(entry.url, entry.digest, verdict.result, verdict.signer)
+            )
+            if not verdict.ok:
+                # terms §3: a failing entry states no terms; a signal worth surfacing.
+                state.advisories.append(
+                    Advisory("terms", verdict.result, source=Source("card", entry.member),
+                             detail="the committed proposal failed verification")
+                )  # fmt: skip
+            pairs.append((entry, verdict))
+        try:
+            return Declared.from_verdicts(card, pairs)
+        except DeclarationError:
+            state.add([
+                Conflict(Check.declaration, "card_unusable", source=Source("card", "/skills"),
+                         detail="the card's skills are not objects with string ids")
+            ])  # fmt: skip
+            return None
+
+    async def _call(
+        self,
+        state: _RunState,
+        interface: Interface,
+        question: str,
+        skill: str | None,
+        *,
+        activated: bool = True,
+        request_id: int | None = None,
+        same_as: tuple[Exchange, ResultRead] | None = None,
+    ) -> tuple[Exchange, ResultRead]:
+        """One call, recorded. With ``same_as`` (an earlier call with the same id), a
+        response with the same status and body reuses that call's reading."""
+        method = METHOD_PREFIX + question
+        params: JSONObject | None = {"skill": skill} if skill is not None else None
+        headers = [("Accept", "application/json")]
+        if not interface.legacy:
+            headers.append((VERSION_HEADER, A2A_VERSION))  # an empty version means 0.3
+        if activated:
+            headers.append((EXTENSIONS_HEADER, INTERVIEW_URI))
+            if interface.legacy:
+                headers.append((LEGACY_EXTENSIONS_HEADER, INTERVIEW_URI))
+        response: Response
+        if interface.binding is Binding.JSONRPC:
+            if request_id is None:
+                request_id = self.next_id()
+            envelope: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                envelope["params"] = params
+            headers.append(("Content-Type", "application/json"))
+            response = await self.session.post(interface.url, canonicalize(envelope), headers)
+        else:
+            # PROFILE §3b: GET {url}/interview/{question}[?skill=...]
+            url = interface.url.rstrip("/") + "/interview/" + quote(question, safe="")
+            if skill is not None:
+                url += "?skill=" + quote(skill, safe="")
+            response = await self.session.get(url, headers)
+        state.calls.append(
+            CallRecord(interface.url, str(interface.binding), method, params, activated,
+                       response.status, digest_bytes(response.body))
+        )  # fmt: skip
+        if response.status in (401, 403):
+            raise _auth_required(state.card)
+        if response.status in (502, 503, 504):
+            raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504"))
+        exchange = Exchange(response.status, response.headers, response.body)
+        if same_as is not None:
+            earlier, read = same_as
+            if (earlier.status, earlier.body) == (exchange.status, exchange.body):
+                return exchange, read
+        return exchange, read_result(exchange, interface.binding, request_id)
+
+    async def _interview(
+        self, interface: Interface, declared: Declared, state: _RunState
+    ) -> dict[tuple[str, str | None], bytes]:
+        """Interview one interface; returns each question's answer bytes for the
+        cross-interface comparison."""
+        url = interface.url
+        exchange, _ = await self._call(state, interface, "identity", None, activated=False)
+        state.performed.add(Check.inactive_probe)
+        state.add(check_inactive(exchange, interface.binding, Where(url, "identity")))
+
+        skills = list(dict.fromkeys(declared.interview.skill_ids))
+        asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
+        asks += [(q, s) for s in skills for q in ("usage", "terms")]
+        answers: dict[tuple[str, str | None], bytes] = {}
+        for question, skill in asks:
+            where = Where(url, question, skill)
+            # Both asks carry the same JSON-RPC id, so identical answers are identical
+            # bodies and the second needs no reading of its own.
+            request_id = self.next_id()
+            first_exchange, first = await self._call(
+                state, interface, question, skill, request_id=request_id
+            )
+            second_exchange, second = await self._call(
+                state, interface, question, skill, request_id=request_id,
+                same_as=(first_exchange, first),
+            )  # fmt: skip
+            state.performed.update((Check.activation_echo, Check.answer_shape, Check.determinism))
+            for exchange in (first_exchange, second_exchange):
+                state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+            answer, shape = check_answer(first, where)
+            state.add(shape)
+            state.add(check_determinism(first, second, where))
+            if first.canonical is not None:
+                answers[question, skill] = first.canonical
+            if answer is None:
+                continue
+            state.performed.update((Check.projection, Check.coverage))
+            state.add(diff_answer(answer, declared, where))
+            if question == "terms":
+                state.performed.add(Check.terms_declared)
+                terms = check_terms_declared(answer, declared, where)
+                state.add(terms)
+                if terms:
+                    continue  # the coverage of a hidden or fabricated answer is noise
+            state.advisories += coverage(answer, declared, where)
+
+        refusal = declared.interview.refusal
+        exchange, read = await self._call(state, interface, CLOSURE_METHOD, None)
+        state.performed.add(Check.closure_method)
+        state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+        state.add(check_closure(read, refusal, Check.closure_method, Where(url)))
+
+        selector = no_match_selector(skills)
+        exchange, read = await self._call(state, interface, "usage", selector)
+        state.performed.add(Check.closure_selector)
+        state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+        where = Where(url, "usage", selector)
+        state.add(check_closure(read, refusal, Check.closure_selector, where))
+        return answers
+
+
+def _outcome(runs: list[_RunState]) -> tuple[Outcome, frozenset[tuple[object, ...]]]:
+    first = runs[0]
+    if first.incomplete is not None:
+        return Outcome.unreachable, frozenset()
+    if first.not_offered:
+        return Outcome.not_offered, frozenset()
+    if not first.conflicts:
+        return Outcome.consistent, frozenset()
+    if len(runs) < 2 or runs[1].incomplete is not None:
+        return Outcome.unreachable, frozenset()  # the re-run could not decide
+    if runs[1].not_offered:
+        return Outcome.not_offered, frozenset()
+    return derive_outcome(list(first.conflicts.values()), list(runs[1].conflicts.values()))
+
+
+def _dedupe(advisories: list[Advisory]) -> tuple[Advisory, ...]:
+    seen: dict[bytes, Advisory] = {}
+    for advisory in advisories:
+        seen.setdefault(canonicalize(advisory.to_json()), advisory)
+    return tuple(seen.values())
+
+
+async def verify(
+    url: str,
+    options: VerifyOptions | None = None,
+    *,
+    http: Any = None,
+    transport: Any = None,
+    **overrides: Any,
+) -> ResultRecord:
+    """Run the procedure against the agent at ``url`` (its base URL or card URL).
+
+    ``options`` fields may also be given as keywords (``verify(url, churn_delay=0)``).
+    ``http`` is a shared ``httpx.AsyncClient``; ``transport`` an ``httpx`` transport
+    for a client made here.
+
+    Returns a :class:`ResultRecord` whose ``outcome`` is:
+
+    - ``consistent``: no conflict;
+    - ``churn``: conflicts in the first run, none of them again in the re-run;
+    - ``non_conformant``: a conflict with the same identity in both runs;
+    - ``not_offered``: the card does not declare the interview;
+    - ``unreachable``: a run could not complete (``incomplete.reason``: a transport
+      code such as ``connect_failed``, ``timeout``, ``too_large``, ``insecure_url``,
+      ``redirect_refused``, ``rate_limited``; or ``card_status``,
+      ``card_unreadable``, ``authentication_required``, ``agent_unavailable``,
+      ``total_timeout``, ``unusable_input``).
+
+    Never raises for anything the agent does. Raises ``KeyFormatError`` for a
+    malformed ``runner_seed`` (the caller's input), checked before any request.
+    """
+    opts = replace(options or VerifyOptions(), **overrides)
+    if opts.runner_seed is not None:
+        from .nkeys import private_key
+
+        private_key(opts.runner_seed)  # the caller's mistake surfaces before any I/O
+    started = opts.clock()
+    runs: list[_RunState] = []
+    session = Interviewer(opts.client, credential_origin=url, http=http, transport=transport)
+    async with session:
+        procedure = _Procedure(session, url, opts)
+        timeout = opts.total_timeout if opts.total_timeout is not None else math.inf
+        with anyio.move_on_after(timeout) as scope:
+            runs.append(_RunState())
+            await procedure.run(runs[-1])
+            if runs[-1].complete and runs[-1].conflicts:
+                procedure._progress("re-run")  # interview §7 rule 3: re-fetch and re-ask
+                await anyio.sleep(opts.churn_delay)
+                runs.append(_RunState())
+                await procedure.run(runs[-1])
+        if scope.cancelled_caught:
+            runs[-1].incomplete = Incomplete(
+                "total_timeout", "the procedure did not finish within the total time bound"
+            )
+    procedure._progress("done")
+
+    outcome, persistent = _outcome(runs)
+    done = [r.to_run() for r in runs]
+    persistent_checks = {c.check for c in done[-1].conflicts if c.key in persistent}
+    read = [r for r in runs if r.card is not None]
+    last = read[-1] if read else runs[-1]
+    advisories = [a for r in runs for a in r.advisories]
+    advisories += [
+        Advisory("transport", "loopback_http", value=o,
+                 detail="plain HTTP was used, tolerated for loopback only")
+        for o in sorted(session.loopback_origins)
+    ]  # fmt: skip
+    if session.rate_limited:
+        advisories.append(
+            Advisory("transport", "rate_limited",
+                     value={"waits": session.rate_limited, "seconds": round(session.waited, 3)},
+                     detail="429 Too Many Requests was waited out; never counted")
+        )  # fmt: skip
+    record = ResultRecord(
+        url=url,
+        card_url=last.card_url,
+        card_digest=last.card_digest,
+        card_signature=last.signature,
+        ran_by=RanBy(opts.party, opts.name),
+        started_at=rfc3339(started),
+        finished_at=rfc3339(opts.clock()),
+        runs=tuple(done),
+        advisories=_dedupe(advisories),
+        outcome=outcome,
+        checks=overall_statuses([r.checks for r in done], persistent_checks),
+        incomplete=runs[-1].incomplete if outcome is Outcome.unreachable else None,
+    )
+    if opts.runner_seed is not None:
+        return record.signed(opts.runner_seed)
+    return record
+
+
+def failed_record(
+    url: str,
+    options: VerifyOptions | None = None,
+    reason: str = "internal_error",
+    detail: str = "the verifier failed on this agent",
+) -> ResultRecord:
+    """An ``unreachable`` record for an agent the procedure could not run on at all
+    (``verify-many`` writes one rather than lose the line). Unsigned."""
+    opts = options or VerifyOptions()
+    now = rfc3339(opts.clock())
+    return ResultRecord(
+        url=url,
+        card_url=None,
+        card_digest=None,
+        card_signature=None,
+        ran_by=RanBy(opts.party, opts.name),
+        started_at=now,
+        finished_at=now,
+        runs=(),
+        advisories=(),
+        outcome=Outcome.unreachable,
+        checks=overall_statuses([], ()),
+        incomplete=Incomplete(reason, detail),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# One call
+
+
+@dataclass(frozen=True, slots=True)
+class AskResult:
+    """One activated call: the interface asked, the raw exchange and its reading."""
+
+    interface: Interface
+    exchange: Exchange
+    read: ResultRead
+
+
+async def ask(
+    url: str,
+    question: str,
+    skill: str | None = None,
+    *,
+    options: ClientOptions | None = None,
+    transport: Any = None,
+) -> AskResult:
+    """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
+    JSON-RPC interface (else the first HTTP+JSON one).
+
+    Raises ``TransportFailure`` (its subclasses; also for a 502/503/504);
+    ``AuthenticationRequired`` for a 401/403; ``NotOffered`` when the card URL does not
+    answer 200, the card does not declare the interview or names no interface to ask
+    on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict I-JSON
+    object.
+    """
+    async with Interviewer(options, credential_origin=url, transport=transport) as session:
+        response = await session.get(card_url_for(url), (("Accept", "application/json"),))
+        if response.status in (401, 403):
+            raise AuthenticationRequired
+        if response.status != 200:
+            raise NotOffered("the card URL did not answer 200")
+        card = read_card(response.body)
+        if interview_entry(card) is None:
+            raise NotOffered("the card does not declare the interview")
+        interfaces, _ = find_interfaces(card)
+        interfaces.sort(key=lambda i: i.binding is not Binding.JSONRPC)
+        if not interfaces:
+            raise NotOffered("the card names no JSONRPC or HTTP+JSON interface")
+        procedure = _Procedure(session, url, VerifyOptions(client=session.options))
+        state = _RunState(card=card)
+        try:
+            exchange, read = await procedure._call(state, interfaces[0], question, skill)
+        except _Stop as stop:
+            if stop.incomplete.reason == "authentication_required":
+                raise AuthenticationRequired(stop.incomplete.schemes) from None
+            raise TransportFailure(stop.incomplete.detail) from None
+        return AskResult(interfaces[0], exchange, read)

@@ -1,0 +1,275 @@
+"""The result record (PROFILE §8): schema, the runner's signature, standing, rendering."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import jsonschema
+import pytest
+
+from a2a_interview import nkeys, reference
+from a2a_interview.checks import CHECKS, Advisory, Check, CheckStatus, Conflict, Outcome, Where
+from a2a_interview.errors import KeyFormatError, SignatureError
+from a2a_interview.models import Source
+from a2a_interview.record import (
+    DOES_NOT_ESTABLISH,
+    CallRecord,
+    CardSignature,
+    Incomplete,
+    ProposalRecord,
+    RanBy,
+    ResultRecord,
+    Run,
+    nkey_thumbprint,
+    rfc3339,
+    schema,
+    sign_record,
+    standing_of,
+    verify_record_signature,
+)
+from a2a_interview.report import REMINDER, junit_xml, render_report
+from a2a_interview.verify import failed_record
+
+VALIDATOR = jsonschema.Draft202012Validator(schema())
+CARD_THUMBPRINT = "snh9Wn5o_ibdcTy7ZNR1HksDAfUxtNaVBRboW6-EjrQ"  # the reference card key
+RUNNER_SEED = nkeys.generate_seed()
+WHERE = Where("https://a.example/rpc", "identity")
+CONFLICT = Conflict(
+    Check.projection, "value_mismatch", WHERE, Source("card", "/name"), "Stonework", "Stonewerk",
+    "the value differs from the declared one",
+)  # fmt: skip
+
+
+def make(
+    party: str = "third_party", outcome: Outcome = Outcome.non_conformant, **extra: Any
+) -> ResultRecord:
+    run = Run(
+        "sha256:" + "1" * 64,
+        (
+            CallRecord(
+                "https://a.example/rpc",
+                "JSONRPC",
+                "interview/identity",
+                None,
+                True,
+                200,
+                "sha256:" + "2" * 64,
+            ),
+        ),
+        (
+            ProposalRecord(
+                "https://a.example/t.json", "sha256:" + "3" * 64, "ok", reference.PROPOSAL_KEY
+            ),
+        ),
+        (CONFLICT,),
+        {c: CheckStatus.passed for c in CHECKS} | {Check.projection: CheckStatus.failed},
+    )
+    fields: dict[str, Any] = {
+        "url": "https://a.example",
+        "card_url": "https://a.example/.well-known/agent-card.json",
+        "card_digest": "sha256:" + "1" * 64,
+        "card_signature": CardSignature(
+            "verified", "served", ("served",), "k1", CARD_THUMBPRINT, "jku"
+        ),
+        "ran_by": RanBy(party, "Acme"),  # type: ignore[arg-type]
+        "started_at": "2026-11-29T10:00:00.000Z",
+        "finished_at": "2026-11-29T10:00:01.250Z",
+        "runs": (run, run),
+        "advisories": (Advisory("coverage", "omitted", WHERE, Source("card", "/version")),),
+        "outcome": outcome,
+        "checks": {c: CheckStatus.passed for c in CHECKS} | {Check.projection: CheckStatus.failed},
+    }
+    fields.update(extra)
+    return ResultRecord(**fields)
+
+
+def card_key_seed() -> str:
+    """The card's Ed25519 signing key as an nkey seed (the agent's own key)."""
+    d = reference.card_key_jwk()["d"]
+    assert isinstance(d, str)
+    return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
+
+
+# --- shape ----------------------------------------------------------------------------
+
+
+def test_the_record_has_profile_8_members_and_validates() -> None:
+    document = make().to_json()
+    VALIDATOR.validate(document)
+    assert document["format"] == "a2a-interview-result/1"
+    assert set(document["agent"]) >= {"card_url", "card_digest", "card_signature"}
+    assert set(document["agent"]["card_signature"]) >= {
+        "status", "reading", "kid", "thumbprint", "key_source",
+    }  # fmt: skip
+    assert document["does_not_establish"] == list(DOES_NOT_ESTABLISH)
+    run = document["runs"][0]
+    assert set(run["calls"][0]) >= {"method", "params", "status", "response_digest"}
+    assert set(run["proposals"][0]) >= {"url", "digest", "result"}
+    assert set(run["conflicts"][0]) >= {"check", "question", "source", "expected", "got"}
+    assert "signatures" not in document
+
+
+def test_the_schema_rejects_what_it_should() -> None:
+    for mutate in (
+        lambda d: d.update(outcome="passed"),
+        lambda d: d["ran_by"].update(party="vendor"),
+        lambda d: d.pop("does_not_establish"),
+        lambda d: d["runs"][0]["proposals"][0].update(result="bad_vibes"),
+        lambda d: d["runs"][0]["conflicts"][0].update(check="vibes"),
+        lambda d: d.update(outcome="unreachable"),  # unreachable needs its reason
+    ):
+        document = make().to_json()
+        mutate(document)
+        assert not VALIDATOR.is_valid(document)
+
+
+def test_failed_record_validates() -> None:
+    document = failed_record("https://x.example").to_json()
+    VALIDATOR.validate(document)
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "internal_error"
+
+
+def test_rfc3339() -> None:
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2)))
+    assert rfc3339(moment) == "2026-01-02T01:04:05.678Z"
+    with pytest.raises(ValueError):
+        rfc3339(datetime(2026, 1, 1))
+    assert rfc3339(datetime(2026, 1, 1, tzinfo=UTC)).endswith("Z")
+
+
+# --- the runner's signature ----------------------------------------------------------------
+
+
+def test_signature_round_trips_and_tampering_fails() -> None:
+    signed = sign_record(make().to_json(), RUNNER_SEED)
+    VALIDATOR.validate(signed)
+    key = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
+    assert signed["ran_by"]["key"] == key
+    assert verify_record_signature(signed).status == "valid"
+    assert verify_record_signature(signed).keys == (key,)
+
+    for mutate in (
+        lambda d: d.update(outcome="consistent"),
+        lambda d: d["runs"][0]["conflicts"].clear(),
+        lambda d: d["ran_by"].update(party="self"),
+        lambda d: d.update(standing="claim"),  # it was evidence
+    ):
+        tampered = copy.deepcopy(signed)
+        mutate(tampered)
+        assert verify_record_signature(tampered).status == "invalid"
+
+
+def test_signature_edge_cases() -> None:
+    unsigned = make().to_json()
+    assert verify_record_signature(unsigned).status == "unsigned"
+    signed = sign_record(unsigned, RUNNER_SEED)
+    other = nkeys.generate_seed()
+    # A valid signature by a key that is not the named runner's does not count.
+    by_other = sign_record({**unsigned}, other)
+    by_other["ran_by"] = signed["ran_by"]
+    assert verify_record_signature(by_other).status == "invalid"
+    for bad in ([], "x", [{"key": "U", "sig": "x"}], [{**signed["signatures"][0], "n": 1}]):
+        assert verify_record_signature({**signed, "signatures": bad}).status == "invalid"
+    with pytest.raises(SignatureError):
+        sign_record(signed, other)  # the record names another runner key
+    with pytest.raises(KeyFormatError):
+        sign_record(unsigned, "SUnot-a-seed")
+
+
+def test_the_value_signs_like_the_json() -> None:
+    record = make().signed(RUNNER_SEED)
+    document = record.to_json()
+    assert verify_record_signature(document).status == "valid"
+    assert document == sign_record(make().to_json(), RUNNER_SEED)  # Ed25519 is deterministic
+
+
+# --- standing -------------------------------------------------------------------------
+
+
+def test_standing_self_is_a_claim() -> None:
+    document = make("self").to_json()
+    assert standing_of(document) == "claim" == document["standing"]
+    assert standing_of(sign_record(document, RUNNER_SEED)) == "claim"
+
+
+def test_standing_third_party_with_other_key_is_evidence() -> None:
+    assert standing_of(make("third_party").to_json()) == "evidence"
+    assert standing_of(make("platform").to_json()) == "evidence"
+    signed = sign_record(make("third_party").to_json(), RUNNER_SEED)
+    assert standing_of(signed) == "evidence" == signed["standing"]
+
+
+def test_standing_third_party_with_the_cards_key_is_a_claim() -> None:
+    seed = card_key_seed()
+    assert nkey_thumbprint(nkeys.public_of(nkeys.private_key(seed))) == CARD_THUMBPRINT
+    signed = sign_record(make("third_party").to_json(), seed)
+    assert standing_of(signed) == "claim" == signed["standing"]
+
+
+def test_standing_third_party_with_a_proposal_key_is_a_claim() -> None:
+    signed = sign_record(make("platform").to_json(), reference.PROPOSAL_SEED)
+    assert standing_of(signed) == "claim"
+
+
+def test_standing_is_recomputed_never_read() -> None:
+    document = make("self").to_json()
+    document["standing"] = "evidence"
+    assert standing_of(document) == "claim"
+    assert "EVIDENCE" not in render_report(document)
+    assert standing_of({"ran_by": {"party": "reviewer", "name": "x"}}) == "claim"
+    assert standing_of({}) == "claim"
+
+
+# --- rendering ------------------------------------------------------------------------
+
+
+def test_report_says_what_it_found() -> None:
+    text = render_report(make())
+    assert "Outcome: NON_CONFORMANT" in text
+    assert "FAIL      projection" in text and "PASS      card_fetch" in text
+    assert 'expected: "Stonework"' in text and 'got:      "Stonewerk"' in text
+    assert 'verified under the "served" reading' in text
+    assert "Standing: EVIDENCE" in text and 'third_party "Acme"' in text
+    assert REMINDER in text
+    assert "Standing: CLAIM" in render_report(make("self"))
+
+
+def test_report_escapes_peer_content() -> None:
+    hostile = "\x1b[31mred\x1b]0;title\x07\u202e"
+    conflict = Conflict(Check.projection, "value_mismatch", WHERE, Source("card", "/name"),
+                        "Stonework", hostile)  # fmt: skip
+    record = make(advisories=(), runs=(make().runs[0].__class__(
+        None, (), (), (conflict,), {Check.projection: CheckStatus.failed}),))  # fmt: skip
+    text = render_report(record)
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "\\u001b[31mred" in text
+
+
+def test_report_for_authentication_required() -> None:
+    record = make(
+        outcome=Outcome.unreachable,
+        incomplete=Incomplete(
+            "authentication_required", "the agent requires authentication", ("bearer",)
+        ),
+    )
+    text = render_report(record)
+    assert "securitySchemes" in text and '"bearer"' in text
+    assert "not non-conformance" in text
+
+
+def test_junit_has_one_testcase_per_check() -> None:
+    root = ET.fromstring(junit_xml(make()))
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [str(c) for c in CHECKS]
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert failed == ["projection"] and suite.get("failures") == "1"
+    unreachable = ET.fromstring(junit_xml(failed_record("https://x.example")))
+    names = [c.get("name") for c in unreachable.iter("testcase") if c.find("error") is not None]
+    assert names == ["procedure"]

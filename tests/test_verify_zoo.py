@@ -1,0 +1,582 @@
+"""The rogue zoo, over real loopback HTTP: every check of PROFILE §7 caught by code.
+
+Each rogue is the honest agent (``agents.honest``) plus one mutation. Each test names
+the check code and reason it must be caught under, and the outcome. The honest agent,
+and the real a2a-sdk demo agent, must come out ``consistent`` with no conflict.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+import pytest
+
+from a2a_interview import reference
+from a2a_interview.checks import Check
+from a2a_interview.ijson import loads
+from a2a_interview.jcs import canonicalize, digest
+from a2a_interview.record import ResultRecord, schema
+from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from a2a_interview.verify import verify
+from agents import Call, Reply, Wrap, honest, rewrite_results
+from servers import closed_port_url, serve
+
+pytestmark = pytest.mark.anyio
+SCHEMA = jsonschema.Draft202012Validator(schema())
+RECONCILE = "reconcile-statement.sow.json"
+
+
+async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
+    """Serve ``factory`` on loopback, verify it, validate the record, return its JSON."""
+    options.setdefault("churn_delay", 0)
+    with serve(factory) as origin:
+        record = await verify(origin, **options)
+    assert isinstance(record, ResultRecord)
+    document = record.to_json()
+    SCHEMA.validate(document)
+    return document
+
+
+def found(document: dict[str, Any], run: int = -1) -> set[tuple[str, str]]:
+    """(check, reason) of every conflict of one run."""
+    return {(c["check"], c["reason"]) for c in document["runs"][run]["conflicts"]}
+
+
+def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(a["code"], a["reason"]) for a in document["advisories"]}
+
+
+def caught(document: dict[str, Any], check: Check, reason: str) -> None:
+    """The rogue is non_conformant, caught under ``check``/``reason`` in both runs."""
+    assert document["outcome"] == "non_conformant", document["outcome"]
+    assert len(document["runs"]) == 2
+    for run in (0, 1):
+        assert (check, reason) in found(document, run), found(document, run)
+    assert document["checks"][check] == "failed"
+
+
+def on_question(
+    question: str, edit: Callable[[Any], Any], when: Callable[[Call], bool] = lambda c: True
+) -> Callable[[Call, Any], Any]:
+    def apply(call: Call, result: Any) -> Any:
+        if call.question == question and when(call):
+            return edit(copy.deepcopy(result))
+        return result
+
+    return apply
+
+
+def set_member(member: str, value: Any) -> Callable[[Any], Any]:
+    def edit(answer: Any) -> Any:
+        for projection in answer["projections"]:
+            if projection["source"]["member"] == member:
+                projection["value"] = value
+        return answer
+
+    return edit
+
+
+# --- the honest -----------------------------------------------------------------------
+
+
+async def test_the_honest_agent_is_consistent() -> None:
+    document = await interview(honest)
+    assert document["outcome"] == "consistent"
+    assert len(document["runs"]) == 1
+    assert document["runs"][0]["conflicts"] == []
+    assert set(document["checks"].values()) == {"passed"}
+    assert document["agent"]["card_signature"]["status"] == "verified"
+    assert document["agent"]["card_signature"]["key_source"] == "jku"
+    assert [p["result"] for p in document["runs"][0]["proposals"]] == ["ok", "ok"]
+    assert advised(document) == {("transport", "loopback_http")}
+    # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes each.
+    calls = document["runs"][0]["calls"]
+    assert len(calls) == 2 * (1 + 2 * 11 + 2)
+    assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
+
+
+async def test_the_sdk_demo_agent_is_consistent() -> None:
+    demo = pytest.importorskip("a2a_interview.demo")
+    document = await interview(demo.build_app)
+    assert document["outcome"] == "consistent", found(document)
+
+
+async def test_a_pinned_jwks_verifies_and_is_recorded_as_pinned() -> None:
+    keys = tuple(reference.jwks()["keys"])  # type: ignore[arg-type]
+    document = await interview(honest, jwks=keys)
+    assert document["agent"]["card_signature"]["key_source"] == "pinned"
+    assert document["outcome"] == "consistent"
+
+
+# --- projection -----------------------------------------------------------------------
+
+
+async def test_a_wrong_value_is_a_projection_conflict() -> None:
+    edit = on_question("identity", set_member("/name", "Stonewerk"))
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    caught(document, Check.projection, "value_mismatch")
+    conflict = next(c for c in document["runs"][1]["conflicts"] if c["check"] == "projection")
+    assert conflict["source"] == {"document": "card", "member": "/name"}
+    assert (conflict["expected"], conflict["got"]) == ("Stonework", "Stonewerk")
+
+
+def _cite(url: str | None = None, digest_: str | None = None) -> Callable[[Any], Any]:
+    def edit(answer: Any) -> Any:
+        for projection in answer["projections"]:
+            if projection["source"]["document"] == "proposal":
+                if url is not None:
+                    projection["source"]["url"] = url
+                if digest_ is not None:
+                    projection["source"]["digest"] = digest_
+        return answer
+
+    return edit
+
+
+async def test_an_uncommitted_proposal_url_is_a_projection_conflict() -> None:
+    def factory(origin: str) -> Any:
+        edit = on_question("terms", _cite(url=origin + "/terms/other.sow.json"))
+        return rewrite_results(honest(origin), edit)
+
+    caught(await interview(factory), Check.projection, "uncommitted_source")
+
+
+async def test_an_uncommitted_proposal_digest_is_a_projection_conflict() -> None:
+    edit = on_question("terms", _cite(digest_="sha256:" + "ab" * 32))
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    caught(document, Check.projection, "uncommitted_source")
+
+
+async def test_a_member_that_resolves_nowhere_is_a_projection_conflict() -> None:
+    def edit(answer: Any) -> Any:
+        answer["projections"][0]["source"]["member"] = "/nickname"
+        return answer
+
+    document = await interview(lambda o: rewrite_results(honest(o), on_question("identity", edit)))
+    caught(document, Check.projection, "member_unresolved")
+
+
+# --- answer shape ---------------------------------------------------------------------
+
+
+async def test_an_extra_member_in_the_answer_is_an_answer_shape_conflict() -> None:
+    def edit(answer: Any) -> Any:
+        return {**answer, "note": "trust me"}  # interview §5 rule 3: no free text
+
+    document = await interview(lambda o: rewrite_results(honest(o), on_question("usage", edit)))
+    caught(document, Check.answer_shape, "wire_format")
+
+
+async def test_refusing_a_declared_question_is_an_answer_shape_conflict() -> None:
+    def edit(_: Any) -> Any:
+        return loads(honest("http://x").interview.refusal)
+
+    document = await interview(
+        lambda o: rewrite_results(honest(o), on_question("capabilities", edit))
+    )
+    caught(document, Check.answer_shape, "refused")
+
+
+# --- activation -----------------------------------------------------------------------
+
+
+async def test_no_activation_echo() -> None:
+    def strip(call: Call, reply: Reply) -> Reply:
+        headers = [(n, v) for n, v in reply.headers if n.lower() != b"a2a-extensions"]
+        return Reply(reply.status, headers, reply.body)
+
+    caught(
+        await interview(lambda o: Wrap(honest(o), on_reply=strip)),
+        Check.activation_echo,
+        "missing_echo",
+    )
+
+
+async def test_answering_without_activation_fails_the_inactive_probe() -> None:
+    def activate(call: Call) -> Reply | None:
+        if call.question is not None and not call.activated:
+            call.headers.append((b"a2a-extensions", INTERVIEW_URI.encode()))
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=activate))
+    caught(document, Check.inactive_probe, "answered_without_activation")
+    probes = [c for c in document["runs"][0]["conflicts"] if c["check"] == "inactive_probe"]
+    assert len(probes) == 2  # JSON-RPC (a result, no -32601) and HTTP+JSON (200, not 404)
+
+
+# --- determinism ----------------------------------------------------------------------
+
+
+async def test_answers_that_change_between_asks() -> None:
+    def reorder(answer: Any) -> Any:
+        answer["projections"].reverse()  # every value still true: only the bytes differ
+        return answer
+
+    edit = on_question("capabilities", reorder, when=lambda c: c.n % 2 == 1)
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    caught(document, Check.determinism, "changed_between_asks")
+    assert ("projection", "value_mismatch") not in found(document)
+
+
+async def test_interfaces_that_answer_differently() -> None:
+    def drop_version(answer: Any) -> Any:
+        answer["projections"] = [
+            p for p in answer["projections"] if p["source"]["member"] != "/version"
+        ]
+        return answer
+
+    edit = on_question("identity", drop_version, when=lambda c: c.binding == "HTTP+JSON")
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    caught(document, Check.determinism, "interfaces_differ")
+    assert ("coverage", "omitted") in advised(document)
+
+
+# --- terms ----------------------------------------------------------------------------
+
+
+async def test_terms_hidden() -> None:
+    def hide(_: Any) -> Any:
+        return {"question": "terms", "declared": False, "projections": []}
+
+    document = await interview(lambda o: rewrite_results(honest(o), on_question("terms", hide)))
+    caught(document, Check.terms_declared, "terms_hidden")
+
+
+async def test_terms_fabricated() -> None:
+    def no_terms(card: dict[str, Any]) -> dict[str, Any]:
+        exts = card["capabilities"]["extensions"]
+        card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != TERMS_URI]
+        return card
+
+    def factory(origin: str) -> Any:
+        real = loads(honest(origin).interview.answer("terms"))
+        return rewrite_results(
+            honest(origin, edit_card=no_terms), on_question("terms", lambda _: real)
+        )
+
+    document = await interview(factory)
+    caught(document, Check.terms_declared, "terms_fabricated")
+    assert ("projection", "uncommitted_source") in found(document)
+
+
+async def test_a_proposal_whose_digest_fails() -> None:
+    def altered(url: str, body: bytes) -> bytes:
+        if not url.endswith(RECONCILE):
+            return body
+        document = loads(body)
+        document["price"]["rates"][0]["per_task"] = 1  # type: ignore[index, call-overload]
+        return canonicalize(document)
+
+    document = await interview(lambda o: honest(o, edit_proposal=altered))
+    results = {p["url"].rsplit("/", 1)[1]: p["result"] for p in document["runs"][0]["proposals"]}
+    assert results == {RECONCILE: "digest_mismatch", "flag-exceptions.sow.json": "ok"}
+    caught(document, Check.projection, "proposal_failed")
+    assert ("terms", "digest_mismatch") in advised(document)
+
+
+async def test_a_proposal_whose_signature_fails() -> None:
+    # The card commits (by digest) to a proposal whose clauses were changed after the
+    # provider signed: the digest holds, the signature does not.
+    def factory(origin: str) -> Any:
+        files = reference.proposals(origin)
+        url = origin + "/terms/" + RECONCILE
+        document = loads(files[url])
+        document["price"]["rates"][0]["per_task"] = 1  # type: ignore[index, call-overload]
+        files[url] = canonicalize(document)
+
+        def commit(card: dict[str, Any]) -> dict[str, Any]:
+            for ext in card["capabilities"]["extensions"]:
+                for entry in ext.get("params", {}).get("proposals", []):
+                    if entry["url"] == url:
+                        entry["digest"] = digest(document)
+            return card
+
+        return honest(origin, edit_card=commit, proposals=files, self_check=False)
+
+    document = await interview(factory)
+    results = [p["result"] for p in document["runs"][0]["proposals"]]
+    assert results == ["signature_invalid", "ok"]
+    caught(document, Check.projection, "proposal_failed")
+
+
+# --- closure --------------------------------------------------------------------------
+
+
+async def test_a_wrong_refusal_for_an_undefined_method() -> None:
+    def edit(refusal: Any) -> Any:
+        return {**refusal, "detail": "no such method"}
+
+    document = await interview(lambda o: rewrite_results(honest(o), on_question("bogus", edit)))
+    caught(document, Check.closure_method, "not_standard_refusal")
+    assert document["checks"]["closure_selector"] == "passed"
+
+
+async def test_a_selector_matching_nothing_that_is_not_refused() -> None:
+    skills = set(reference.unsigned_card()["skills"][i]["id"] for i in range(3))  # type: ignore[index]
+
+    def factory(origin: str) -> Any:
+        full = loads(honest(origin).interview.answer("usage"))
+        edit = on_question("usage", lambda _: full, when=lambda c: c.skill not in (None, *skills))
+        return rewrite_results(honest(origin), edit)
+
+    document = await interview(factory)
+    caught(document, Check.closure_selector, "not_standard_refusal")
+    assert document["checks"]["closure_method"] == "passed"
+
+
+# --- declaration and card -------------------------------------------------------------
+
+
+def _interview_entry(edit: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], Any]:
+    def apply(card: dict[str, Any]) -> dict[str, Any]:
+        for ext in card["capabilities"]["extensions"]:
+            if ext["uri"] == INTERVIEW_URI:
+                edit(ext)
+        return card
+
+    return apply
+
+
+async def test_required_true_is_a_declaration_conflict() -> None:
+    edit = _interview_entry(lambda ext: ext.update(required=True))
+    document = await interview(lambda o: honest(o, edit_card=edit, self_check=False))
+    caught(document, Check.declaration, "required_true")
+
+
+async def test_a_tampered_card_fails_its_signature() -> None:
+    def tamper(card: dict[str, Any]) -> dict[str, Any]:
+        return {**card, "description": "Now also does payroll."}
+
+    document = await interview(lambda o: honest(o, tamper=tamper))
+    caught(document, Check.card_signature, "invalid")
+    assert document["agent"]["card_signature"]["status"] == "invalid"
+    assert document["agent"]["card_signature"]["key_source"] is None
+    assert found(document) == {("card_signature", "invalid")}  # the answers match the card
+
+
+async def test_an_unsigned_card_is_an_advisory_unless_a_signature_is_required() -> None:
+    document = await interview(lambda o: honest(o, signed=False))
+    assert document["outcome"] == "consistent"
+    assert ("card_signature", "unsigned") in advised(document)
+    assert document["checks"]["card_signature"] == "advisory"
+    required = await interview(lambda o: honest(o, signed=False), require_signature=True)
+    caught(required, Check.card_signature, "unsigned")
+
+
+async def test_a_card_that_is_not_json_fails_card_fetch() -> None:
+    def garbage(call: Call) -> Reply | None:
+        if call.path.endswith("agent-card.json"):
+            return Reply(200, [(b"content-type", b"application/json")], b'{"name": "x", "name": 1}')
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=garbage))
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "card_unreadable"
+    assert document["checks"]["card_fetch"] == "failed"
+
+
+async def test_no_interview_entry_is_not_offered() -> None:
+    def remove(card: dict[str, Any]) -> dict[str, Any]:
+        exts = card["capabilities"]["extensions"]
+        card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
+        return card
+
+    document = await interview(lambda o: honest(o, edit_card=remove, self_check=False))
+    assert document["outcome"] == "not_offered"
+    assert document["runs"][0]["calls"] == []  # absence states nothing: nothing was asked
+    assert "failed" not in document["checks"].values()
+
+
+# --- coverage (advisory only) ---------------------------------------------------------
+
+
+async def test_an_omitted_member_is_a_coverage_advisory_never_a_conflict() -> None:
+    def drop(answer: Any) -> Any:
+        answer["projections"] = [
+            p for p in answer["projections"] if p["source"]["member"] != "/version"
+        ]
+        return answer
+
+    document = await interview(lambda o: rewrite_results(honest(o), on_question("identity", drop)))
+    assert document["outcome"] == "consistent"
+    assert document["checks"]["coverage"] == "advisory"
+    omitted = [a for a in document["advisories"] if a["reason"] == "omitted"]
+    assert {a["source"]["member"] for a in omitted} == {"/version"}
+    assert len(omitted) == 2  # once per interface
+
+
+# --- churn ----------------------------------------------------------------------------
+
+
+async def test_an_agent_that_heals_between_runs_is_churn() -> None:
+    # It lies while the verifier holds its first card, and is honest after the re-fetch.
+    edit = on_question("identity", set_member("/name", "Stonewerk"), when=lambda c: c.cards <= 1)
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    assert document["outcome"] == "churn"
+    assert ("projection", "value_mismatch") in found(document, 0)
+    assert found(document, 1) == set()
+    assert document["checks"]["projection"] == "churn"
+
+
+async def test_a_persistent_liar_is_non_conformant() -> None:
+    edit = on_question("refusals", set_member("/skills/0/id", "everything"))
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
+    caught(document, Check.projection, "value_mismatch")
+
+
+# --- transport: unreachable, 429, 401 -------------------------------------------------
+
+
+async def test_an_unreachable_url() -> None:
+    record = await verify(closed_port_url(), churn_delay=0)
+    document = record.to_json()
+    SCHEMA.validate(document)
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "connect_failed"
+    assert document["checks"]["card_fetch"] == "failed"
+
+
+async def test_a_429_is_waited_out_and_never_counted() -> None:
+    state = {"limited": 0}
+
+    def limit(call: Call) -> Reply | None:
+        if call.question == "capabilities" and state["limited"] == 0:
+            state["limited"] += 1
+            return Reply(429, [(b"retry-after", b"1")], b'{"error":"slow down"}')
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=limit))
+    assert state["limited"] == 1
+    assert document["outcome"] == "consistent"
+    assert ("transport", "rate_limited") in advised(document)
+    assert all(c["status"] != 429 for c in document["runs"][0]["calls"])
+
+
+SCHEMES = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+
+
+def _guarded(origin: str) -> Any:
+    def secure(card: dict[str, Any]) -> dict[str, Any]:
+        return {**card, "securitySchemes": SCHEMES}
+
+    def gate(call: Call) -> Reply | None:
+        if "/a2a/" in call.path and (b"authorization", b"Bearer s3cret") not in call.headers:
+            return Reply(401, [(b"www-authenticate", b"Bearer")], b"")
+        return None
+
+    return Wrap(honest(origin, edit_card=secure), on_request=gate)
+
+
+async def test_401_is_authentication_required_not_non_conformance() -> None:
+    document = await interview(_guarded)
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "authentication_required"
+    assert document["incomplete"]["schemes"] == ["bearer"]
+    assert all(not run["conflicts"] for run in document["runs"])
+
+
+async def test_credentials_open_the_interview() -> None:
+    from a2a_interview.client import ClientOptions
+
+    client = ClientOptions(headers=(("Authorization", "Bearer s3cret"),))
+    document = await interview(_guarded, client=client)
+    assert document["outcome"] == "consistent", found(document)
+
+
+# --- URLs, redirects, keys, A2A 0.3 ----------------------------------------------------
+
+
+async def test_the_card_url_and_a_same_origin_redirect() -> None:
+    def moved(call: Call) -> Reply | None:
+        if call.path == "/card.json":
+            return Reply(302, [(b"location", b"/.well-known/agent-card.json")], b"")
+        return None
+
+    with serve(lambda o: Wrap(honest(o), on_request=moved)) as origin:
+        card_url = origin + "/.well-known/agent-card.json"
+        for url in (origin + "/", card_url, origin + "/card.json"):
+            document = (await verify(url, churn_delay=0)).to_json()
+            assert document["outcome"] == "consistent", url
+            assert document["agent"]["url"] == url
+            assert document["agent"]["card_url"] == card_url
+
+
+async def test_a_cross_origin_redirect_is_refused() -> None:
+    with serve(honest) as elsewhere:
+
+        def away(call: Call) -> Reply | None:
+            if call.path.endswith("agent-card.json"):
+                target = (elsewhere + "/.well-known/agent-card.json").encode()
+                return Reply(301, [(b"location", target)], b"")
+            return None
+
+        document = await interview(lambda o: Wrap(honest(o), on_request=away))
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "redirect_refused"
+
+
+async def test_plain_http_off_loopback_is_never_fetched() -> None:
+    document = (await verify("http://agent.example", churn_delay=0)).to_json()
+    SCHEMA.validate(document)
+    assert document["incomplete"]["reason"] == "insecure_url"
+    assert document["runs"][0]["calls"] == []
+
+
+async def test_a_cross_origin_jku_is_not_fetched() -> None:
+    with serve(honest) as keyhost:
+
+        def factory(origin: str) -> Any:
+            from agents import sign
+
+            agent = honest(origin, signed=False)
+            agent.card = sign(agent.card, keyhost)  # jku on another origin
+            return agent
+
+        document = await interview(factory)
+    assert document["agent"]["card_signature"]["status"] == "key_unavailable"
+    assert {("card_signature", "key_unavailable"), ("card_signature", "jku_refused")} <= advised(
+        document
+    )
+    assert document["outcome"] == "consistent"
+
+
+async def test_an_a2a_0_3_card_is_interviewed_with_the_0_3_headers() -> None:
+    def legacy(origin: str) -> Any:
+        def to_0_3(card: dict[str, Any]) -> dict[str, Any]:
+            card.pop("supportedInterfaces")
+            card.update(
+                url=origin + "/a2a/jsonrpc",
+                preferredTransport="JSONRPC",
+                protocolVersion="0.3",
+                additionalInterfaces=[{"url": origin + "/a2a/rest", "transport": "HTTP+JSON"}],
+            )
+            return card
+
+        agent = honest(origin, edit_card=to_0_3)
+        seen: list[bool] = []
+
+        def spy(call: Call) -> Reply | None:
+            if call.question is not None and call.activated:
+                names = {n.lower() for n, _ in call.headers}
+                seen.append(b"x-a2a-extensions" in names and b"a2a-version" not in names)
+            return None
+
+        wrapped = Wrap(agent, on_request=spy)
+        wrapped.seen_legacy = seen  # type: ignore[attr-defined]
+        return wrapped
+
+    apps: list[Any] = []
+    document = await interview(lambda o: apps.append(legacy(o)) or apps[-1])
+    assert document["outcome"] == "consistent", found(document)
+    assert {c["binding"] for c in document["runs"][0]["calls"]} == {"JSONRPC", "HTTP+JSON"}
+    assert apps[0].seen_legacy and all(apps[0].seen_legacy)
+
+
+async def test_progress_is_reported() -> None:
+    stages: list[str] = []
+    await interview(honest, progress=stages.append)
+    assert stages[0] == "card" and stages[-1] == "done"
+    assert "interface JSONRPC" in stages and "interface HTTP+JSON" in stages
