@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
 from typing import Any
 
@@ -16,11 +18,57 @@ from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """``a2a-interview demo``: serve the reference agent in process, verify it, report."""
-    raise UsageError(
-        "`a2a-interview demo` (serve, verify and report in one step) is not available yet; "
-        "run `a2a-interview demo serve` and verify its URL"
-    )
+    """``a2a-interview demo``: serve the reference agent in process, verify it, report.
+
+    The agent is the real ``a2a-sdk`` app of ``demo serve`` on a free loopback port; the
+    verifier is the real one of ``verify``, over HTTP. The run is recorded as ``self``:
+    this tool interviewing the agent it serves is a claim, never evidence (interview §8).
+    """
+    import anyio
+    import uvicorn
+
+    from ..demo import bind, build_app, origin_of
+    from ..report import render_report
+    from ..server.ratelimit import RateLimiter
+    from ..verify import verify
+    from .verify import OUTCOME_EXIT
+
+    try:
+        sock = bind("127.0.0.1", 0)
+    except OSError as exc:
+        print(f"a2a-interview: error: cannot bind a loopback port: {exc.strerror}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
+    origin = origin_of(sock)
+    # The SDK logs every JSON-RPC error at WARNING; the verifier's inactive probe draws a
+    # -32601 on purpose, and the report, not a stray log line, is what this prints.
+    logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").setLevel(logging.ERROR)
+    app = build_app(origin, limiter=RateLimiter())
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    print(f"Serving the Stonework demo agent (a2a-sdk) at {origin}/ and interviewing it...",
+          file=sys.stderr)  # fmt: skip
+
+    async def main() -> Any:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [sock])
+            while not server.started:
+                await anyio.sleep(0.01)
+            try:
+                return await verify(origin + "/", party="self", name="a2a-interview demo")
+            finally:
+                server.should_exit = True
+
+    try:
+        record = anyio.run(main)
+    finally:
+        sock.close()
+    if args.json:
+        document = record.to_json()
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_report(record))
+    return OUTCOME_EXIT[str(record.outcome)]
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -69,6 +117,7 @@ def register(sub: Any) -> None:
         "it and print the report.\nWith `serve`: serve it until interrupted.",
         epilog="examples:\n  a2a-interview demo\n  a2a-interview demo serve --port 8000",
     )
+    demo.add_argument("--json", action="store_true", help="print the result record as JSON")
     demo.set_defaults(run=run_demo)
     actions = demo.add_subparsers(dest="demo_command", metavar="ACTION", parser_class=type(demo))
     p = actions.add_parser(
