@@ -25,6 +25,8 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/core.py
+	$(BIN)/python bench/verify.py
+	$(BIN)/python bench/serve.py    # needs Debian's wrk: apt-get install wrk
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
