@@ -21,6 +21,7 @@ from .spec import (
     EXTENSIONS_HEADER,
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
+    MAX_SAFE_INTEGER,
     METHOD_PREFIX,
     QUESTIONS,
     RPC_INVALID_PARAMS,
@@ -94,18 +95,26 @@ def _reply(body: bytes, act: Activation, status: int = 200, request_id: Any = No
     return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()), request_id)
 
 
+def _id_bytes(request_id: Any) -> bytes:
+    # The JCS form of a safe integer is its decimal digits (RFC 8785 §3.2.2.3); most ids
+    # are integers, and this skips the general serializer on every answer.
+    if type(request_id) is int and -MAX_SAFE_INTEGER <= request_id <= MAX_SAFE_INTEGER:
+        return b"%d" % request_id
+    return canonicalize(request_id)
+
+
 def rpc_error(request_id: Any, error: tuple[int, str]) -> bytes:
     """A JSON-RPC error response with a fixed message (no request content)."""
     code, message = error
     return b'{"error":{"code":%d,"message":%s},"id":%s,"jsonrpc":"2.0"}' % (
         code,
         canonicalize(message),
-        canonicalize(request_id),
+        _id_bytes(request_id),
     )
 
 
 def _rpc_result(request_id: Any, result: bytes) -> bytes:
-    return b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (canonicalize(request_id), result)
+    return b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (_id_bytes(request_id), result)
 
 
 def _valid_id(request_id: Any) -> bool:

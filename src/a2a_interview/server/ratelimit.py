@@ -35,7 +35,11 @@ class RateLimiter:
         self.limits = parse_many(limit)
         if not storage.startswith("async+"):
             storage = "async+" + storage
-        self.storage: Any = storage_from_string(storage)
+        options: dict[str, str] = {}
+        if storage.startswith("async+redis"):
+            # limits defaults to coredis; the 'redis' extra installs redis-py.
+            options["implementation"] = "redispy"
+        self.storage: Any = storage_from_string(storage, **options)
         self._strategy = MovingWindowRateLimiter(self.storage)
 
     async def hit(self, client: str) -> int | None:

@@ -1,0 +1,459 @@
+"""Serving benchmark: the interview layer against the baselines it must keep up with.
+
+    .venv/bin/python bench/serve.py              # ~2.5 minutes; needs wrk (apt-get install wrk)
+    .venv/bin/python bench/serve.py --only a --duration 2 --rounds 2    # a quick look
+
+Every server is one uvicorn worker on 127.0.0.1 (uvloop, httptools, access log off, the
+same settings for all), each app in its own process on its own port; load comes from
+``wrk`` (a Lua script sets the method, body and headers). The variants of one question
+are measured alternately, round after round (the order reversed every other round), and
+each round's req/s ratio is taken; the figure is the median of those ratios:
+
+(a) ``interview/identity`` req/s ÷ a bare Starlette route returning the same response
+    bytes (goal ≥ 0.6), through the a2a-sdk integration and through the ASGI middleware;
+(b) the card as this project serves it ÷ a2a-sdk's own ``create_agent_card_routes`` for
+    the same card (goal ≥ 5);
+(c) ``SendMessage`` req/s on an a2a-sdk app with the interview layer ÷ without (goal ≥
+    0.97), with ``A2A-Version: 1.0``.
+
+Before the load, each app is also timed in process (its ASGI callable called directly,
+no server, no socket, the variants in turns): the CPU each one spends per request,
+which is far steadier than req/s on a shared machine. ``SendMessage`` itself varies by
+more than the layer costs, so for (c) the layer is timed on a stub host and the ratio
+that cost implies is printed beside the SDK's own time.
+
+Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when a server
+answers wrongly, 2 when wrk is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from a2a_interview.spec import INTERVIEW_URI
+
+RPC = "/a2a/jsonrpc"
+CARD = "/.well-known/agent-card.json"
+IDENTITY = b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}'
+SEND = (
+    b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
+    b'"contextId":"c-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+)
+SERVERS = ("bare", "sdk", "sdk+interview", "sdk+middleware")
+
+
+# ---------------------------------------------------------------- the servers (children)
+
+
+def _sdk_parts() -> tuple[Any, Any, dict[str, bytes]]:
+    from a2a.helpers import new_text_message
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import AgentCard, Role
+    from google.protobuf.json_format import ParseDict
+
+    from a2a_interview import reference
+
+    class Echo(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            text = context.message.parts[0].text if context.message else ""
+            await event_queue.enqueue_event(
+                new_text_message(
+                    "echo: " + text, role=Role.ROLE_AGENT, context_id=context.context_id
+                )
+            )
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            return None
+
+    # One card for every server (the declared origin, not the listening port), so all
+    # of them give the very same answer bytes.
+    card = ParseDict(reference.unsigned_card(), AgentCard())
+    handler = DefaultRequestHandler(
+        agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return card, handler, reference.proposals()
+
+
+def build_app(name: str) -> Any:
+    """The ASGI app of one server variant."""
+    from a2a.server.routes import (
+        create_agent_card_routes,
+        create_jsonrpc_routes,
+        create_rest_routes,
+    )
+    from starlette.applications import Starlette
+
+    card, handler, proposals = _sdk_parts()
+    jsonrpc = create_jsonrpc_routes(handler, RPC)
+    rest = create_rest_routes(handler, path_prefix="/a2a/rest")
+    if name == "sdk":
+        return Starlette(routes=[*create_agent_card_routes(card), *jsonrpc, *rest])
+    if name == "sdk+interview":
+        from a2a_interview.server.sdk import interview_routes
+
+        routes = interview_routes(card, jsonrpc_routes=jsonrpc, rest_routes=rest,
+                                  proposals=proposals)  # fmt: skip
+        return Starlette(routes=list(routes))
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+    from a2a_interview import rpc
+    from a2a_interview.declarations import build
+
+    declarations = build(agent_card_to_dict(card), proposals)
+    if name == "sdk+middleware":
+        from a2a_interview.server.asgi import InterviewMiddleware
+
+        plain = Starlette(routes=[*create_agent_card_routes(card), *jsonrpc, *rest])
+        return InterviewMiddleware(plain, declarations)
+    if name.startswith("stub"):
+        # The JSON-RPC route of a host that reads the body and answers at once: what the
+        # layer adds to ordinary traffic, without the SDK's own (noisy) cost.
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        async def stub(request: Any) -> Response:
+            await request.body()
+            return Response(b'{"id":1,"jsonrpc":"2.0","result":{}}', media_type="application/json")
+
+        host = [Route(RPC, stub, methods=["POST"])]
+        if name == "stub+interview":
+            from a2a_interview.server.sdk import interview_routes
+
+            return Starlette(routes=list(interview_routes(card, jsonrpc_routes=host,
+                                                          proposals=proposals)))  # fmt: skip
+        plain = Starlette(routes=[*create_agent_card_routes(card), *host])
+        if name == "stub+middleware":
+            from a2a_interview.server.asgi import InterviewMiddleware
+
+            return InterviewMiddleware(plain, declarations)
+        return plain
+    if name == "bare":
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        act = rpc.activation([("A2A-Extensions", INTERVIEW_URI)])
+        reply = rpc.jsonrpc(IDENTITY, act, declarations.interview)
+        assert reply is not None
+        body, headers = reply.body, dict(reply.headers)
+
+        async def answer(request: Any) -> Response:
+            return Response(body, headers=headers)
+
+        return Starlette(routes=[Route(RPC, answer, methods=["POST"])])
+    raise SystemExit(f"unknown server {name!r}")
+
+
+def serve_child(name: str, port: int) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        build_app(name), host="127.0.0.1", port=port, workers=1, loop="uvloop",
+        http="httptools", access_log=False, log_level="warning", lifespan="off",
+    )  # fmt: skip
+    uvicorn.Server(config).run()
+
+
+# ---------------------------------------------------------------- load (the parent)
+
+
+@dataclass
+class Run:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass
+class Case:
+    label: str
+    server: str
+    method: str
+    path: str
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    runs: list[Run] = field(default_factory=list)
+
+    def median(self, attr: str) -> float:
+        return statistics.median(getattr(r, attr) for r in self.runs)
+
+
+def _lua(case: Case) -> str:
+    lines = [f'wrk.method = "{case.method}"']
+    if case.body:
+        lines.append(f"wrk.body = {json.dumps(case.body.decode())}")
+    for name, value in case.headers.items():
+        lines.append(f'wrk.headers["{name}"] = "{value}"')
+    return "\n".join(lines) + "\n"
+
+
+_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def _latency(text: str, pct: str) -> float:
+    match = re.search(rf"^\s*{pct}%\s+([\d.]+)(us|ms|s)\s*$", text, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"no {pct}% latency in wrk output:\n{text}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def wrk(url: str, script: Path, seconds: float, threads: int, connections: int) -> Run:
+    out = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
+         "-s", str(script), url],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors or "Socket errors" in out:
+        raise RuntimeError(f"wrk saw failed requests against {url}:\n{out}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return Run(rps, _latency(out, "50"), _latency(out, "99"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def servers() -> Iterator[dict[str, str]]:
+    """Every server variant in its own process; yields name -> origin."""
+    children: list[subprocess.Popen[bytes]] = []
+    origins: dict[str, str] = {}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    try:
+        for name in SERVERS:
+            port = _free_port()
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "--serve", name, "--port", str(port)], env=env
+                )
+            )
+            origins[name] = f"http://127.0.0.1:{port}"
+        for (name, origin), child in zip(origins.items(), children, strict=True):
+            deadline = time.monotonic() + 30
+            while True:
+                with socket.socket() as probe:
+                    if probe.connect_ex(("127.0.0.1", int(origin.rsplit(":", 1)[1]))) == 0:
+                        break
+                if child.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server {name} did not start")
+                time.sleep(0.05)
+        yield origins
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def check(case: Case, origin: str) -> bytes:
+    """One request before the load: the server must answer correctly."""
+    import httpx
+
+    response = httpx.request(case.method, origin + case.path, content=case.body or None,
+                             headers=case.headers, timeout=10)  # fmt: skip
+    if response.status_code != 200:
+        raise RuntimeError(f"{case.label}: HTTP {response.status_code}")
+    return response.content
+
+
+def in_process(group: list[Case], seconds: float = 3.0) -> list[float]:
+    """Microseconds of one request through each case's ASGI app, called directly.
+
+    The apps of the group run in turns of a small batch each, so background noise falls
+    on all of them alike.
+    """
+    import asyncio
+
+    apps = [build_app(case.server) for case in group]
+
+    def scope(case: Case) -> dict[str, Any]:
+        headers = [(k.lower().encode(), v.encode()) for k, v in case.headers.items()]
+        headers += [(b"host", b"127.0.0.1"), (b"content-length", str(len(case.body)).encode())]
+        return {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": case.method, "scheme": "http", "path": case.path,
+            "raw_path": case.path.encode(), "query_string": b"", "root_path": "",
+            "headers": headers, "client": ("127.0.0.1", 40000),
+            "server": ("127.0.0.1", 8000), "state": {},
+        }  # fmt: skip
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    async def batch(app: Any, case: Case, count: int) -> float:
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": case.body, "more_body": False}
+
+        start = time.perf_counter()
+        for _ in range(count):
+            await app(scope(case), receive, send)
+        return time.perf_counter() - start
+
+    async def measure() -> list[float]:
+        first = await batch(apps[0], group[0], 20)
+        count = max(5, int(0.02 / max(first / 20, 1e-7)))  # about 20 ms a batch
+        spent = [0.0] * len(group)
+        done = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for i, (app, case) in enumerate(zip(apps, group, strict=True)):
+                spent[i] += await batch(app, case, count)
+            done += count
+        return [t / done * 1e6 for t in spent]
+
+    return asyncio.run(measure())
+
+
+def cases() -> list[list[Case]]:
+    ask = {"Content-Type": "application/json", "A2A-Extensions": INTERVIEW_URI}
+    send = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    return [
+        [
+            Case("bare Starlette route, same bytes", "bare", "POST", RPC, IDENTITY, ask),
+            Case("interview/identity, a2a-sdk integration", "sdk+interview", "POST", RPC,
+                 IDENTITY, ask),
+            Case("interview/identity, ASGI middleware", "sdk+middleware", "POST", RPC,
+                 IDENTITY, ask),
+        ],
+        [
+            Case("card, a2a-sdk create_agent_card_routes", "sdk", "GET", CARD),
+            Case("card, a2a-sdk integration", "sdk+interview", "GET", CARD),
+            Case("card, ASGI middleware", "sdk+middleware", "GET", CARD),
+        ],
+        [
+            Case("SendMessage, a2a-sdk alone", "sdk", "POST", RPC, SEND, send),
+            Case("SendMessage, with the a2a-sdk integration", "sdk+interview", "POST", RPC,
+                 SEND, send),
+            Case("SendMessage, with the ASGI middleware", "sdk+middleware", "POST", RPC,
+                 SEND, send),
+        ],
+    ]  # fmt: skip
+
+
+GOALS = [("(a) interview/identity ÷ bare route", 0.6),
+         ("(b) card ÷ a2a-sdk card route", 5.0),
+         ("(c) SendMessage with the layer ÷ without", 0.97)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds per run (3)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternations (5)")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads (2)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
+    parser.add_argument(
+        "--only",
+        choices=("a", "b", "c"),
+        action="append",
+        help="measure only these questions (repeatable; default: all)",
+    )
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve_child(args.serve, args.port)
+        return 0
+    if shutil.which("wrk") is None:
+        print("bench/serve.py needs wrk: apt-get install wrk (Debian/Ubuntu), "
+              "brew install wrk (macOS)", file=sys.stderr)  # fmt: skip
+        return 2
+
+    chosen = [(goal, group) for goal, group in zip(GOALS, cases(), strict=True)
+              if args.only is None or goal[0][1] in args.only]  # fmt: skip
+    goals = [goal for goal, _ in chosen]
+    groups = [group for _, group in chosen]
+    print(f"one uvicorn worker per server (uvloop, httptools, access log off) on 127.0.0.1; "
+          f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s, "
+          f"{args.rounds} alternating rounds; medians")  # fmt: skip
+    print("\nASGI app time per request, in process (no server, no socket), microseconds:")
+    for group in groups:
+        if group[0].body == SEND:
+            # SendMessage itself varies by more than the layer costs: measure the layer
+            # on a stub host, and state the ratio that cost implies.
+            (send_cost,) = in_process(group[:1])
+            stubs = [Case(c.label, c.server.replace("sdk", "stub"), c.method, c.path, c.body,
+                          c.headers) for c in group]  # fmt: skip
+            base, *others = in_process(stubs)
+            print(f"  {group[0].label:52} {send_cost:8.1f}")
+            for case, spent in zip(group[1:], others, strict=True):
+                added = spent - base
+                print(f"  {case.label:52} {send_cost + added:8.1f}  ({added:+.1f} on a stub "
+                      f"host: implies {send_cost / (send_cost + added):.3f})")  # fmt: skip
+            continue
+        base, *others = in_process(group)
+        print(f"  {group[0].label:52} {base:8.1f}")
+        for case, spent in zip(group[1:], others, strict=True):
+            print(f"  {case.label:52} {spent:8.1f}  ({spent - base:+.1f})")
+    print()
+    with servers() as origins, tempfile.TemporaryDirectory() as tmp:
+        scripts: dict[str, Path] = {}
+        for group in groups:
+            bodies = {c.label: check(c, origins[c.server]) for c in group}
+            if group[0].body == IDENTITY and len(set(bodies.values())) != 1:
+                print("the identity answers differ between servers", file=sys.stderr)
+                return 1
+            if group[0].body == SEND and not all(b'"result"' in b for b in bodies.values()):
+                print(f"SendMessage failed: {bodies}", file=sys.stderr)
+                return 1
+            for case in group:
+                script = Path(tmp) / f"{len(scripts)}.lua"
+                script.write_text(_lua(case))
+                scripts[case.label] = script
+                wrk(origins[case.server] + case.path, script, 1, args.threads, args.connections)
+        for r in range(args.rounds):
+            for group in groups:
+                order = group if r % 2 == 0 else list(reversed(group))
+                for case in order:
+                    case.runs.append(
+                        wrk(origins[case.server] + case.path, scripts[case.label],
+                            args.duration, args.threads, args.connections)
+                    )  # fmt: skip
+    print()
+    print(f"{'':46} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    for group in groups:
+        for case in group:
+            print(f"{case.label:46} {case.median('rps'):9.0f} {case.median('p50_ms'):8.2f} "
+                  f"{case.median('p99_ms'):8.2f}")  # fmt: skip
+        print()
+    print("ratio of req/s: the median of each round's ratio (range over rounds)")
+    for (label, goal), group in zip(goals, groups, strict=True):
+        base = group[0]
+        for case in group[1:]:
+            ratios = [c.rps / b.rps for c, b in zip(case.runs, base.runs, strict=True)]
+            ratio = statistics.median(ratios)
+            name = f"{label} ({case.label.rsplit(', ', 1)[-1].removeprefix('with the ')})"
+            mark = "ok" if ratio >= goal else "MISSED"
+            spread = f"({min(ratios):.2f}-{max(ratios):.2f})"
+            print(f"  {name:58} {ratio:6.2f} {spread:11}  goal >= {goal:g} {mark}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,830 @@
+"""The proxy in front of a plain a2a-sdk agent, over real loopback sockets.
+
+The upstream agent is written here from the SDK's own route factories (a trivial
+executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``, ``create_rest_routes``)
+and uses nothing of this library's serving code: its card declares the interview and the
+terms extension, and the same app serves the two Stonework proposals. The proxy runs on
+another port. Expected answers come from the card exactly as upstream served it, built
+in process (``declarations.build``) and through the SDK integration (``server/sdk.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import json
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from a2a.helpers import new_task, new_text_status_update_event
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import AgentCard, Message, Part, Role, TaskState
+from google.protobuf.json_format import ParseDict
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from a2a_interview import reference
+from a2a_interview.declarations import build
+from a2a_interview.errors import DeclarationError, InterviewError
+from a2a_interview.ijson import loads
+from a2a_interview.server.proxy import ProxyApp, ProxyError, build_proxy
+from a2a_interview.server.ratelimit import RateLimiter
+from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from servers import running
+
+ACT = {"A2A-Extensions": INTERVIEW_URI}
+V1 = {"A2A-Version": "1.0"}
+RPC = "/a2a/jsonrpc"
+REST = "/a2a/rest"
+CARD = "/.well-known/agent-card.json"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- the upstream agent
+
+
+def free_socket() -> socket.socket:
+    """A listening loopback socket on a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+class Executor(AgentExecutor):
+    """Echoes a message; ``stream`` runs a task whose completion waits for a gate."""
+
+    def __init__(self, state: Upstream) -> None:
+        self.state = state
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None
+        text = message.parts[0].text if message.parts else ""
+        if text != "stream":
+            reply = Message(
+                message_id="reply-" + message.message_id,
+                context_id=context.context_id or "",
+                role=Role.ROLE_AGENT,
+                parts=[Part(text="echo: " + text)],
+            )
+            await event_queue.enqueue_event(reply)
+            return
+        task_id, context_id = context.task_id or "", context.context_id or ""
+        gate = self.state.gate(message.message_id)
+        await event_queue.enqueue_event(
+            new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED)
+        )
+        await event_queue.enqueue_event(
+            new_text_status_update_event(task_id, context_id, TaskState.TASK_STATE_WORKING, "tick")
+        )
+        released = await asyncio.to_thread(gate.wait, 10)
+        # "late": the gate was never opened, so the client did not see the first events
+        # while the task was still running (a buffering proxy).
+        text = "done" if released else "late"
+        await event_queue.enqueue_event(
+            new_text_status_update_event(task_id, context_id, TaskState.TASK_STATE_COMPLETED, text)
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+def card_json(origin: str) -> dict[str, Any]:
+    """The Stonework card on ``origin``: the interview and the terms extension declared."""
+    return reference.unsigned_card(origin)
+
+
+def terms_entry(card: dict[str, Any], index: int) -> dict[str, Any]:
+    exts = card["capabilities"]["extensions"]
+    terms = next(e for e in exts if e["uri"] == TERMS_URI)
+    entry: dict[str, Any] = terms["params"]["proposals"][index]
+    return entry
+
+
+@dataclass
+class Upstream:
+    """The upstream's mutable state, shared with the test thread."""
+
+    origin: str = ""
+    card: AgentCard | None = None
+    card_statuses: list[int] = field(default_factory=list)
+    headers_seen: list[list[tuple[str, str]]] = field(default_factory=list)
+    rpc_ended: list[str] = field(default_factory=list)
+    gates: dict[str, threading.Event] = field(default_factory=dict)
+
+    def gate(self, key: str) -> threading.Event:
+        return self.gates.setdefault(key, threading.Event())
+
+    def set_card(self, card: dict[str, Any]) -> None:
+        self.card = ParseDict(card, AgentCard())
+
+    def release(self) -> None:
+        for gate in list(self.gates.values()):
+            gate.set()
+
+
+def upstream_app(state: Upstream, card: Callable[[str], dict[str, Any]] = card_json) -> Any:
+    """A plain a2a-sdk agent (no a2a_interview serving code) on ``state.origin``."""
+
+    def build_app(origin: str) -> Any:
+        state.origin = origin
+        state.set_card(card(origin))
+        assert state.card is not None
+        proposals = reference.proposals(origin)
+        handler = DefaultRequestHandler(
+            agent_executor=Executor(state), task_store=InMemoryTaskStore(), agent_card=state.card
+        )
+
+        async def current(_: AgentCard) -> AgentCard:
+            assert state.card is not None
+            return state.card
+
+        async def terms(request: Request) -> Response:
+            body = proposals.get(origin + request.url.path)
+            if body is None:
+                return Response(b"not found", status_code=404)
+            return Response(body, media_type="application/json")
+
+        async def echo(request: Request) -> Response:
+            body = await request.body()
+            return JSONResponse({
+                "method": request.method,
+                "path": request.url.path,
+                "query": request.url.query,
+                "headers": [[k.decode(), v.decode()] for k, v in request.headers.raw],
+                "sha256": hashlib.sha256(body).hexdigest(),
+                "length": len(body),
+            })  # fmt: skip
+
+        async def cross_origin(request: Request) -> Response:
+            port = origin.rsplit(":", 1)[1]
+            return RedirectResponse(f"http://localhost:{port}{CARD}", status_code=302)
+
+        async def same_origin(request: Request) -> Response:
+            return RedirectResponse(CARD, status_code=302)
+
+        async def huge_stream(request: Request) -> Response:
+            async def chunks() -> AsyncIterator[bytes]:
+                yield b'{"name":"'
+                for _ in range(40):
+                    yield b"x" * 32768
+                yield b'"}'
+
+            return StreamingResponse(chunks(), media_type="application/json")
+
+        app = Starlette(
+            routes=[
+                *create_agent_card_routes(state.card, card_modifier=current),
+                Route("/terms/{name}", terms),
+                Route("/echo", echo, methods=["GET", "POST", "PUT", "DELETE"]),
+                Route("/moved" + CARD, cross_origin),
+                Route("/same" + CARD, same_origin),
+                Route("/huge-stream" + CARD, huge_stream),
+                *create_jsonrpc_routes(handler, RPC),
+                *create_rest_routes(handler, path_prefix=REST),
+            ]
+        )
+
+        async def recording(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            path = scope["path"]
+
+            async def watch(message: Any) -> None:
+                if path == CARD and message["type"] == "http.response.start":
+                    state.card_statuses.append(message["status"])
+                await send(message)
+
+            try:
+                await app(scope, receive, watch)
+            finally:
+                if path == RPC:
+                    state.rpc_ended.append(path)
+
+        return recording
+
+    return build_app
+
+
+@contextmanager
+def upstream_running(
+    card: Callable[[str], dict[str, Any]] = card_json,
+) -> Iterator[Upstream]:
+    state = Upstream()
+    with running(upstream_app(state, card)):
+        try:
+            yield state
+        finally:
+            state.release()  # before the server stops: it waits for its tasks
+
+
+# ---------------------------------------------------------------- the proxy
+
+
+@dataclass
+class Proxy:
+    origin: str
+    app: ProxyApp
+    http: httpx.Client
+
+    def rpc(
+        self, method: str, params: Any = None, *, request_id: Any = 1, headers: Any = ACT
+    ) -> httpx.Response:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            body["params"] = params
+        return self.http.post(RPC, content=json.dumps(body).encode(), headers=headers)
+
+
+@contextmanager
+def proxy_running(upstream: str, **options: Any) -> Iterator[Proxy]:
+    """``build_proxy`` and uvicorn in one event loop on a background thread, as ``run``."""
+    sock = free_socket()
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    async def main() -> None:
+        try:
+            app, _ = await build_proxy(upstream, **options)
+        except BaseException as exc:
+            box["error"] = exc
+            ready.set()
+            return
+        config = uvicorn.Config(
+            app, lifespan="on", log_level="warning", access_log=False, loop="asyncio",
+            server_header=False, date_header=False, proxy_headers=False,
+        )  # fmt: skip
+        server = uvicorn.Server(config)
+        box["app"], box["server"] = app, server
+        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.01)
+        ready.set()
+        await serving
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    assert ready.wait(20), "the proxy did not start"
+    if "error" in box:
+        thread.join(5)
+        sock.close()
+        raise box["error"]
+    try:
+        with httpx.Client(base_url=origin, timeout=20) as http:
+            yield Proxy(origin, box["app"], http)
+    finally:
+        box["server"].should_exit = True
+        thread.join(20)
+        sock.close()
+        assert not thread.is_alive(), "the proxy did not stop"
+
+
+def result_bytes(response: httpx.Response) -> bytes:
+    """The raw bytes of a JSON-RPC ``result`` (the last member: keys are sorted)."""
+    body = response.content
+    marker = b',"result":'
+    assert body.startswith(b'{"id":') and body.endswith(b"}"), body[:80]
+    return body[body.index(marker) + len(marker) : -1]
+
+
+def served_card(state: Upstream) -> tuple[bytes, dict[str, Any]]:
+    body = httpx.get(state.origin + CARD, timeout=10).content
+    card = loads(body)
+    assert isinstance(card, dict)
+    return body, card
+
+
+def asks(skills: list[str]) -> list[tuple[str, dict[str, Any] | None]]:
+    out: list[tuple[str, dict[str, Any] | None]] = [
+        (f"interview/{q}", None) for q in ("identity", "capabilities", "usage", "terms", "refusals")
+    ]
+    for skill in [*skills, "no-such-skill", "RECONCILE-STATEMENT"]:
+        out += [("interview/usage", {"skill": skill}), ("interview/terms", {"skill": skill})]
+    out.append(("interview/anything-else", None))
+    return out
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+# ---------------------------------------------------------------- answers
+
+
+def test_answers_are_byte_identical_to_the_in_process_integration() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        card_bytes, card = served_card(up)
+        expected = build(card, reference.proposals(up.origin)).interview
+        skills = list(expected.skill_ids)
+        assert len(skills) == 3
+        checked = 0
+        for method, params in asks(skills):
+            response = proxy.rpc(method, params, request_id="ask-1")
+            assert response.status_code == 200
+            assert response.headers["a2a-extensions"] == INTERVIEW_URI
+            question = method.removeprefix("interview/")
+            skill = params["skill"] if params else None
+            assert result_bytes(response) == expected.answer(question, skill), (method, params)
+            checked += 1
+        assert checked == 5 + 2 * 5 + 1
+        # The HTTP+JSON binding: the same bytes as the body.
+        for question in ("identity", "capabilities", "usage", "terms", "refusals"):
+            response = proxy.http.get(f"{REST}/interview/{question}", headers=ACT)
+            assert response.status_code == 200
+            assert response.content == expected.answer(question)
+        response = proxy.http.get(
+            f"{REST}/interview/terms", params={"skill": "flag-exceptions"}, headers=ACT
+        )
+        assert response.content == expected.answer("terms", "flag-exceptions")
+        # The terms answers project the proposals the upstream serves, by their urls.
+        terms = loads(expected.answer("terms"))
+        urls = {p["source"]["url"] for p in terms["projections"]}
+        assert urls == set(reference.proposals(up.origin))
+        # The card: the very bytes upstream serves, which the answers were built from.
+        assert proxy.http.get(CARD).content == card_bytes
+
+
+@pytest.mark.anyio
+async def test_answers_match_the_sdk_integration() -> None:
+    from a2a_interview.server.sdk import interview_routes
+
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        assert up.card is not None
+        handler = DefaultRequestHandler(
+            agent_executor=Executor(up), task_store=InMemoryTaskStore(), agent_card=up.card
+        )
+        routes = interview_routes(
+            up.card,
+            jsonrpc_routes=create_jsonrpc_routes(handler, RPC),
+            rest_routes=create_rest_routes(handler, path_prefix=REST),
+            proposals=reference.proposals(up.origin),
+        )
+        transport = httpx.ASGITransport(app=Starlette(routes=list(routes)))
+        async with httpx.AsyncClient(transport=transport, base_url=up.origin) as sdk:
+            for method, params in asks(list(routes.interview.skill_ids)):
+                body: dict[str, Any] = {"jsonrpc": "2.0", "id": 9, "method": method}
+                if params is not None:
+                    body["params"] = params
+                raw = json.dumps(body).encode()
+                ours = await sdk.post(RPC, content=raw, headers=ACT)
+                theirs = proxy.http.post(RPC, content=raw, headers=ACT)
+                assert theirs.status_code == ours.status_code == 200
+                assert theirs.content == ours.content, (method, params)
+            for question in ("identity", "usage", "terms", "nonsense"):
+                ours = await sdk.get(f"{REST}/interview/{question}", headers=ACT)
+                theirs = proxy.http.get(f"{REST}/interview/{question}", headers=ACT)
+                assert theirs.content == ours.content
+
+
+# ---------------------------------------------------------------- pass-through
+
+
+def test_send_message_passes_through() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        body = json.dumps({
+            "jsonrpc": "2.0", "id": 4, "method": "SendMessage",
+            "params": {"message": {"messageId": "m-1", "contextId": "c-1", "role": "ROLE_USER",
+                                   "parts": [{"text": "hello"}]}},
+        }).encode()  # fmt: skip
+        for headers in (V1, {**V1, **ACT}):
+            direct = httpx.post(up.origin + RPC, content=body, headers=headers, timeout=10)
+            proxied = proxy.http.post(RPC, content=body, headers=headers)
+            assert proxied.status_code == direct.status_code == 200
+            assert proxied.content == direct.content
+            assert b"echo: hello" in proxied.content
+            assert proxied.headers["content-type"] == direct.headers["content-type"]
+            # The SDK never echoes the extension header for its own methods; nor do we.
+            assert "a2a-extensions" not in proxied.headers
+
+
+def _events(text: str) -> list[str]:
+    events = [line for line in text.splitlines() if line.startswith("data:")]
+    uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    return [re.sub(uuid, "<id>", e) for e in events]
+
+
+def _stream(http: httpx.Client, url: str, message_id: str, up: Upstream) -> list[str]:
+    """Open a streaming call; release the task only once the first events arrived."""
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": message_id, "contextId": "c-2", "role": "ROLE_USER",
+                               "parts": [{"text": "stream"}]}},
+    }).encode()  # fmt: skip
+    text = ""
+    with http.stream("POST", url, content=body, headers=V1) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for chunk in response.iter_text():
+            text += chunk
+            if text.count("data:") >= 2:
+                up.gate(message_id).set()  # only now may the task complete
+        assert up.gate(message_id).is_set(), "the first events never arrived on their own"
+    return _events(text)
+
+
+def test_streaming_passes_through_unbuffered() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        with httpx.Client(timeout=15) as http:
+            direct = _stream(http, up.origin + RPC, "s-direct", up)
+        proxied = _stream(proxy.http, RPC, "s-proxied", up)
+        assert len(proxied) == 3
+        assert proxied == direct
+        assert "TASK_STATE_COMPLETED" in proxied[-1]
+        assert '"text": "done"' in proxied[-1]
+
+
+def test_a_departed_stream_client_closes_the_upstream_stream() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        body = json.dumps({
+            "jsonrpc": "2.0", "id": 6, "method": "SendStreamingMessage",
+            "params": {"message": {"messageId": "s-gone", "contextId": "c-3",
+                                   "role": "ROLE_USER", "parts": [{"text": "stream"}]}},
+        }).encode()  # fmt: skip
+        before = len(up.rpc_ended)
+        with proxy.http.stream("POST", RPC, content=body, headers=V1) as response:
+            for chunk in response.iter_text():
+                if "data:" in chunk:
+                    break
+        # The task is still waiting on its gate (10 s): only the proxy noticing the
+        # departed client can end the upstream response this soon.
+        assert wait_for(lambda: len(up.rpc_ended) > before, 5)
+        assert not up.gate("s-gone").is_set()
+
+
+def test_unknown_methods_get_the_upstreams_own_bytes() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        cases = [
+            (b'{"jsonrpc":"2.0","id":3,"method":"interview/identity"}', {}),
+            (b'{"jsonrpc":"2.0","id":3,"method":"interview/identity"}',
+             {"A2A-Extensions": "https://example.com/other/v1"}),
+            (b'{"jsonrpc":"2.0","id":3,"method":"NoSuchMethod"}', ACT),
+            (b'{"jsonrpc":"2.0","id":3,"method":', ACT),
+        ]  # fmt: skip
+        for body, headers in cases:
+            direct = httpx.post(up.origin + RPC, content=body, headers=headers, timeout=10)
+            proxied = proxy.http.post(RPC, content=body, headers=headers)
+            assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
+            assert "a2a-extensions" not in proxied.headers
+        assert b'"code":-32601' in proxy.http.post(RPC, content=cases[0][0]).content
+        # HTTP+JSON without activation: the upstream's own 404.
+        direct = httpx.get(up.origin + REST + "/interview/identity", timeout=10)
+        proxied = proxy.http.get(REST + "/interview/identity")
+        assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
+        assert proxied.status_code == 404
+
+
+def test_requests_pass_byte_for_byte_less_hop_by_hop_headers() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        payload = os.urandom(3 * 1024 * 1024 + 7)
+        response = proxy.http.put(
+            "/echo?b=2&a=1&a=%2F",
+            content=payload,
+            headers={"X-Custom": "kept", "Connection": "keep-alive, X-Drop-Me",
+                     "X-Drop-Me": "1", "Proxy-Authorization": "Basic eA==",
+                     "X-Forwarded-For": "203.0.113.9"},
+        )  # fmt: skip
+        assert response.status_code == 200
+        seen = response.json()
+        assert seen["method"] == "PUT"
+        assert seen["path"] == "/echo"
+        assert seen["query"] == "b=2&a=1&a=%2F"
+        assert (seen["length"], seen["sha256"]) == (
+            len(payload),
+            hashlib.sha256(payload).hexdigest(),
+        )
+        names = [k for k, _ in seen["headers"]]
+        headers = dict(seen["headers"])
+        assert headers["x-custom"] == "kept"
+        assert headers["host"] == proxy.origin.removeprefix("http://")
+        assert headers["x-forwarded-for"] == "203.0.113.9, 127.0.0.1"
+        assert headers["x-forwarded-proto"] == "http"
+        for dropped in ("x-drop-me", "proxy-authorization", "connection"):
+            assert dropped not in names
+        # A body over the interview layer's buffer on the JSON-RPC path still passes.
+        big = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "interview/identity",
+                          "params": {"pad": "x" * 200_000}}).encode()  # fmt: skip
+        direct = httpx.post(up.origin + RPC, content=big, headers=ACT, timeout=10)
+        proxied = proxy.http.post(RPC, content=big, headers=ACT)
+        assert (proxied.status_code, proxied.content) == (direct.status_code, direct.content)
+
+
+def test_interview_calls_are_rate_limited_and_other_traffic_is_not() -> None:
+    with (
+        upstream_running() as up,
+        proxy_running(up.origin, poll=0, limiter=RateLimiter("2/minute")) as proxy,
+    ):
+        send = json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"messageId": "m-9", "role": "ROLE_USER",
+                                   "parts": [{"text": "x"}]}},
+        }).encode()  # fmt: skip
+        for _ in range(5):
+            assert proxy.http.post(RPC, content=send, headers=V1).status_code == 200
+            assert proxy.http.get(CARD).status_code == 200
+        assert proxy.rpc("interview/identity", request_id=1).status_code == 200
+        assert proxy.rpc("interview/terms", request_id=2).status_code == 200
+        third = proxy.rpc("interview/usage", request_id="third")
+        assert third.status_code == 429
+        assert int(third.headers["retry-after"]) >= 1
+        assert third.content == (
+            b'{"error":{"code":-32000,"message":"Too many requests"},"id":"third","jsonrpc":"2.0"}'
+        )
+
+
+# ---------------------------------------------------------------- following the card
+
+
+def test_the_proxy_follows_upstream_card_changes() -> None:
+    errors: list[InterviewError] = []
+    with (
+        upstream_running() as up,
+        proxy_running(up.origin, poll=0.1, on_error=errors.append) as proxy,
+    ):
+        before = result_bytes(proxy.rpc("interview/capabilities"))
+        assert b"Matches a bank statement" in before
+        assert wait_for(lambda: 304 in up.card_statuses, 5), "polling never revalidated"
+
+        changed = card_json(up.origin)
+        changed["skills"][0]["description"] = "Reconciles statements, now with more care."
+        up.set_card(changed)
+        _, card = served_card(up)
+        expected = build(card, reference.proposals(up.origin)).interview.answer("capabilities")
+        assert wait_for(lambda: result_bytes(proxy.rpc("interview/capabilities")) == expected)
+        assert proxy.http.get(CARD).content == served_card(up)[0]
+
+        # A changed card whose proposal fails: the last good set keeps serving.
+        broken = copy.deepcopy(changed)
+        broken["skills"][0]["description"] = "This card must never be served."
+        entry = terms_entry(broken, 0)
+        entry["digest"] = entry["digest"][:-1] + ("0" if entry["digest"][-1] != "0" else "1")
+        up.set_card(broken)
+        assert wait_for(lambda: bool(errors), 5)
+        time.sleep(0.3)
+        assert result_bytes(proxy.rpc("interview/capabilities")) == expected
+        assert b"never be served" not in proxy.http.get(CARD).content
+        assert isinstance(errors[0], DeclarationError)
+        assert "/capabilities/extensions/1/params/proposals/0" in str(errors[0])
+        assert "digest_mismatch" in str(errors[0])
+
+        # Fixed again: followed.
+        fixed = copy.deepcopy(changed)
+        fixed["skills"][1]["description"] = "Flags exceptions, third edition."
+        up.set_card(fixed)
+        assert wait_for(
+            lambda: b"third edition" in result_bytes(proxy.rpc("interview/capabilities"))
+        )
+        assert b"third edition" in proxy.http.get(CARD).content
+
+
+def test_card_served_with_etag_and_revalidation() -> None:
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        first = proxy.http.get(CARD)
+        etag = first.headers["etag"]
+        assert etag.startswith('"')
+        again = proxy.http.get(CARD, headers={"If-None-Match": etag})
+        assert again.status_code == 304
+        assert again.content == b""
+        assert proxy.http.head(CARD).headers["content-length"] == str(len(first.content))
+
+
+# ---------------------------------------------------------------- refusing to start
+
+
+def _without_interview(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    exts = card["capabilities"]["extensions"]
+    card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
+    return card
+
+
+def _required(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    card["capabilities"]["extensions"][0]["required"] = True
+    return card
+
+
+def _bad_digest(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    entry = terms_entry(card, 1)
+    entry["digest"] = "sha256:" + "0" * 64
+    return card
+
+
+def _missing_proposal(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    terms_entry(card, 0)["url"] = origin + "/terms/gone.sow.json"
+    return card
+
+
+def _huge(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    card["description"] = "x" * (1 << 20)
+    return card
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("card", "error", "message"),
+    [
+        (_without_interview, DeclarationError, "does not declare the interview"),
+        (_required, DeclarationError, "required: true"),
+        (_bad_digest, DeclarationError,
+         "terms entry /capabilities/extensions/1/params/proposals/1 failed verification: "
+         "digest_mismatch"),
+        (_missing_proposal, DeclarationError,
+         "/capabilities/extensions/1/params/proposals/0 failed verification: fetch_failed"),
+        (_huge, ProxyError, "larger than 1048576 bytes"),
+    ],
+)  # fmt: skip
+async def test_refuses_to_start(
+    card: Callable[[str], dict[str, Any]], error: type[Exception], message: str
+) -> None:
+    with upstream_running(card) as up:
+        with pytest.raises(error) as caught:
+            await build_proxy(up.origin)
+        assert message in str(caught.value)
+        assert "\n" not in str(caught.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/huge-stream" + CARD, "larger than 1048576 bytes"),
+        ("/moved" + CARD, "cross-origin redirect was refused"),
+        ("/nowhere" + CARD, "HTTP 404"),
+    ],
+)
+async def test_refuses_an_unreadable_card(path: str, message: str) -> None:
+    with upstream_running() as up:
+        with pytest.raises(ProxyError) as caught:
+            await build_proxy(up.origin + path)
+        assert message in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_follows_a_same_origin_redirect() -> None:
+    with upstream_running() as up:
+        app, live = await build_proxy(up.origin + "/same" + CARD, poll=0)
+        try:
+            assert live.interview.card == served_card(up)[1]
+        finally:
+            await app.aclose()
+
+
+@pytest.mark.anyio
+async def test_refuses_an_unreachable_upstream() -> None:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    with pytest.raises(ProxyError) as caught:
+        await build_proxy(f"http://127.0.0.1:{port}", timeout=3)
+    assert "cannot read the upstream card" in str(caught.value)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "proxy", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_command_refuses_to_start_with_one_clear_line() -> None:
+    with upstream_running(_bad_digest) as up:
+        sock = free_socket()
+        port = sock.getsockname()[1]
+        sock.close()
+        process = _cli("--upstream", up.origin, "--port", str(port))
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 3
+        assert "Traceback" not in err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1, err
+        assert lines[0].startswith("a2a-interview proxy: refusing to start: ")
+        assert "/capabilities/extensions/1/params/proposals/1" in lines[0]
+        assert "digest_mismatch" in lines[0]
+        assert not _listening(port), "a refused proxy left a listener behind"
+
+
+def test_command_serves_and_stops_cleanly() -> None:
+    with upstream_running() as up:
+        sock = free_socket()
+        port = sock.getsockname()[1]
+        sock.close()
+        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0")
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            assert first.startswith(f"a2a-interview proxy: serving at http://127.0.0.1:{port}/")
+            response = httpx.post(
+                f"http://127.0.0.1:{port}{RPC}",
+                content=b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}',
+                headers=ACT, timeout=10,
+            )  # fmt: skip
+            _, card = served_card(up)
+            expected = build(card, reference.proposals(up.origin)).interview.answer("identity")
+            assert result_bytes(response) == expected
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        assert process.returncode == 0, err
+        assert "Traceback" not in err
+        assert not _listening(port)
+
+
+def test_command_usage_errors() -> None:
+    process = _cli("--upstream", "ftp://example.com/", "--port", "9")
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 2
+    assert "not an http:// or https:// URL" in err
+    process = _cli("--upstream", "http://127.0.0.1:99999/", "--port", "9")
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 2
+    assert "unusable port" in err
+    process = _cli("--upstream", "http://127.0.0.1:9/", "--port", "9", "--rate-limit", "lots")
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 2
+    assert "is not a limit like 300/minute" in err
+    assert "Traceback" not in err
+
+
+def test_command_refuses_an_unreachable_rate_limit_store() -> None:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    process = _cli(
+        "--upstream", "http://127.0.0.1:9/", "--port", "0",
+        "--redis", f"redis://127.0.0.1:{port}/0",
+    )  # fmt: skip
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 3
+    assert "refusing to start: the rate limit store does not answer [proxy]" in err
+    assert "Traceback" not in err
+
+
+def test_a_failing_upstream_is_logged_once_per_failure(caplog: pytest.LogCaptureFixture) -> None:
+    def warnings() -> list[str]:
+        return [
+            r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING and "could not follow" in r.getMessage()
+        ]  # fmt: skip
+
+    caplog.set_level(logging.INFO, logger="a2a_interview.proxy")
+    with upstream_running() as up, proxy_running(up.origin, poll=0.05):
+        good = card_json(up.origin)
+        up.set_card(_bad_digest(up.origin))
+        assert wait_for(lambda: len(warnings()) == 1, 5)
+        time.sleep(0.5)  # ten more polls of the same broken card
+        assert len(warnings()) == 1
+        assert "proposals/1 failed verification: digest_mismatch [declaration]" in warnings()[0]
+        up.set_card(good)
+        assert wait_for(lambda: any("following the upstream card again" in r.getMessage()
+                                    for r in caplog.records), 5)  # fmt: skip
+        up.set_card(_bad_digest(up.origin))
+        assert wait_for(lambda: len(warnings()) == 2, 5)
