@@ -65,6 +65,12 @@ def _float(text: str) -> float:
     return value
 
 
+# One decoder for every call: json.loads with hooks would build a new one each time.
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_integer, parse_float=_float
+)
+
+
 def _has_surrogate(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -125,13 +131,7 @@ def loads(
         except UnicodeDecodeError:
             raise NotUTF8 from None
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_pairs,
-            parse_constant=_constant,
-            parse_int=_integer,
-            parse_float=_float,
-        )
+        value = _DECODER.decode(text)
     except RecursionError:
         raise TooDeep from None
     except json.JSONDecodeError:

@@ -58,27 +58,23 @@ class Activation:
 NOT_ACTIVATED = Activation()
 
 
-def _names(value: str) -> Iterable[str]:
-    return (item.strip(" \t") for item in value.split(","))
+_HEADER_NAMES = {b"a2a-extensions": 0, b"x-a2a-extensions": 1}
 
 
 def activation(headers: Iterable[tuple[str | bytes, str | bytes]]) -> Activation:
     """Read activation from request headers: a comma-separated list, each element trimmed
     of blanks and compared exactly with the URI (PROFILE §3.2). Header names match
     case-insensitively, as HTTP requires; values never do."""
-    current = legacy = False
+    found = [False, False]
     for raw_name, raw_value in headers:
-        name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
-        lname = name.lower()
-        if lname not in ("a2a-extensions", "x-a2a-extensions"):
+        name = raw_name if isinstance(raw_name, bytes) else raw_name.encode("latin-1")
+        which = _HEADER_NAMES.get(name.lower())
+        if which is None:
             continue
         value = raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
-        if INTERVIEW_URI in _names(value):
-            if lname == "a2a-extensions":
-                current = True
-            else:
-                legacy = True
-    return Activation(current, legacy)
+        if any(item.strip(" \t") == INTERVIEW_URI for item in value.split(",")):
+            found[which] = True
+    return Activation(*found)
 
 
 @dataclass(frozen=True, slots=True)
