@@ -288,3 +288,18 @@ async def test_ordinary_traffic_never_touches_redis(redis_db: str) -> None:
             assert (await http.post(RPC, content=body, headers=ACT)).content == HOST_BODY
     with redis.Redis.from_url(redis_db) as client:
         assert client.dbsize() == 0
+
+
+@pytest.mark.anyio
+async def test_a_store_that_fails_lets_calls_through_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # docs/decisions.md (Serving): a down Redis fails open, logged once, not a 500.
+    limiter = RateLimiter("1/minute", f"redis://127.0.0.1:{_free_port()}/0")
+    with caplog.at_level("WARNING", logger="a2a_interview.server"):
+        assert await limiter.hit("a") is None
+        assert await limiter.hit("a") is None  # over 1/minute, yet let through
+    assert limiter.failing
+    assert [r.getMessage() for r in caplog.records] == [
+        "rate-limit store unavailable, not limiting: ConnectionError"
+    ]

@@ -6,6 +6,7 @@ Built on the ``limits`` library: an in-memory moving window by default, or a Red
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from typing import Any, Final
@@ -18,6 +19,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(
         "rate limiting needs the 'server' extra: pip install 'a2a-interview[server]'"
     ) from exc
+
+log = logging.getLogger("a2a_interview.server")
 
 DEFAULT_LIMIT: Final = "300/minute"
 _NAMESPACE: Final = "a2a-interview"
@@ -41,13 +44,28 @@ class RateLimiter:
             options["implementation"] = "redispy"
         self.storage: Any = storage_from_string(storage, **options)
         self._strategy = MovingWindowRateLimiter(self.storage)
+        self.failing = False
 
     async def hit(self, client: str) -> int | None:
-        """Count one call. Returns ``None`` if allowed, else seconds until one would be."""
-        for item in self.limits:
-            if not await self._strategy.hit(item, _NAMESPACE, client):
-                stats = await self._strategy.get_window_stats(item, _NAMESPACE, client)
-                return max(1, math.ceil(stats.reset_time - time.time()))
+        """Count one call. Returns ``None`` if allowed, else seconds until one would be.
+
+        A store that fails (Redis down) lets the call through and logs once until it
+        recovers: rate limiting is the draft's SHOULD, answering is the extension's
+        point, and an answer costs a lookup (docs/decisions.md).
+        """
+        try:
+            for item in self.limits:
+                if not await self._strategy.hit(item, _NAMESPACE, client):
+                    stats = await self._strategy.get_window_stats(item, _NAMESPACE, client)
+                    return max(1, math.ceil(stats.reset_time - time.time()))
+        except Exception as exc:  # any store error: redis-py, limits and OS errors alike
+            if not self.failing:
+                log.warning("rate-limit store unavailable, not limiting: %s", type(exc).__name__)
+            self.failing = True
+            return None
+        if self.failing:
+            log.warning("rate-limit store available again")
+            self.failing = False
         return None
 
     async def reset(self) -> None:
