@@ -34,6 +34,7 @@ from enum import Enum, StrEnum
 from typing import Any, Final, Literal
 
 from . import pointer
+from .declarations import interfaces
 from .errors import CanonicalizationError, IngressError, PointerError, WireFormatError
 from .ijson import JSON, JSONObject, loads
 from .jcs import canonicalize, digest_bytes
@@ -267,60 +268,26 @@ _TRANSPORTS: Final = {b.value: b for b in Binding}
 
 
 def find_interfaces(card: JSONObject) -> tuple[list[Interface], list[Advisory]]:
-    """Every JSON-RPC and HTTP+JSON interface ``card`` declares, in card order.
-
-    A2A 1.0: ``supportedInterfaces[]`` (``url``, ``protocolBinding``,
-    ``protocolVersion``). A2A 0.3: the top-level ``url`` with ``preferredTransport``
-    (default ``JSONRPC``) and ``additionalInterfaces[]`` (``url``, ``transport``).
-    The same (url, binding) is listed once, first spelling wins. Other bindings (gRPC,
-    custom URIs; PROFILE §3b: gRPC is not offered) are returned as advisories.
+    """Every JSON-RPC and HTTP+JSON interface ``card`` declares, in card order
+    (:func:`~a2a_interview.declarations.interfaces` reads both card shapes). Other
+    bindings (gRPC, custom URIs; PROFILE §3b: gRPC is not offered) are returned as
+    advisories.
     """
     found: list[Interface] = []
     skipped: list[Advisory] = []
-    seen: set[tuple[str, Binding]] = set()
-
-    def add(url: Any, binding: Any, version: Any, member: str) -> None:
-        if not isinstance(url, str) or not isinstance(binding, str):
-            return
-        kind = _TRANSPORTS.get(binding)
+    for declared in interfaces(card):
+        kind = _TRANSPORTS.get(declared.binding)
         if kind is None:
             skipped.append(
                 Advisory(
                     "interface",
                     "binding_not_interviewed",
-                    source=Source("card", member),
+                    source=Source("card", declared.member),
                     detail="the interview is asked on JSONRPC and HTTP+JSON interfaces only",
                 )
             )
-            return
-        if (url, kind) in seen:
-            return
-        seen.add((url, kind))
-        found.append(Interface(url, kind, version if isinstance(version, str) else None, member))
-
-    interfaces = card.get("supportedInterfaces")
-    if isinstance(interfaces, list):
-        for i, item in enumerate(interfaces):
-            if isinstance(item, dict):
-                add(
-                    item.get("url"),
-                    item.get("protocolBinding"),
-                    item.get("protocolVersion", "1.0"),
-                    f"/supportedInterfaces/{i}",
-                )
-    legacy_version = card.get("protocolVersion", "0.3")
-    if "url" in card:
-        add(card["url"], card.get("preferredTransport", "JSONRPC"), legacy_version, "/url")
-    extra = card.get("additionalInterfaces")
-    if isinstance(extra, list):
-        for i, item in enumerate(extra):
-            if isinstance(item, dict):
-                add(
-                    item.get("url"),
-                    item.get("transport"),
-                    legacy_version,
-                    f"/additionalInterfaces/{i}",
-                )
+        else:
+            found.append(Interface(declared.url, kind, declared.protocol_version, declared.member))
     return found, skipped
 
 

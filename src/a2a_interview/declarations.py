@@ -32,39 +32,48 @@ def interview_entry(card: Any) -> dict[str, Any] | None:
 
 @dataclass(frozen=True, slots=True)
 class Interface:
-    """One interface the card declares: its protocol binding and URL."""
+    """One interface the card declares: its protocol binding, URL, protocol version and
+    its pointer in the card."""
 
     binding: str
     url: str
     protocol_version: str | None = None
+    member: str = ""
 
 
 def interfaces(card: Any) -> list[Interface]:
-    """Every interface a card declares, in card order, without repeats.
+    """Every interface a card declares, in card order; the same (binding, url) once.
 
     A2A 1.0 cards list ``supportedInterfaces`` (``protocolBinding``); A2A 0.3 cards give
     ``url`` with ``preferredTransport`` (default ``JSONRPC``) and ``additionalInterfaces``
-    (``transport``). A card served by ``a2a-sdk`` may carry both shapes.
+    (``transport``), at the card's ``protocolVersion`` (default ``0.3``). A card served
+    by ``a2a-sdk`` may carry both shapes.
     """
     if not isinstance(card, dict):
         return []
     found: list[Interface] = []
 
-    def add(binding: Any, url: Any, version: Any = None) -> None:
+    def add(binding: Any, url: Any, version: Any, member: str) -> None:
         if isinstance(binding, str) and isinstance(url, str):
-            item = Interface(binding, url, version if isinstance(version, str) else None)
+            item = Interface(binding, url, version if isinstance(version, str) else None, member)
             if all((i.binding, i.url) != (item.binding, item.url) for i in found):
                 found.append(item)
 
-    for item in card.get("supportedInterfaces") or ():
+    for i, item in enumerate(_list(card.get("supportedInterfaces"))):
         if isinstance(item, dict):
-            add(item.get("protocolBinding"), item.get("url"), item.get("protocolVersion"))
+            version = item.get("protocolVersion")
+            add(item.get("protocolBinding"), item.get("url"), version, f"/supportedInterfaces/{i}")
+    legacy = card.get("protocolVersion", "0.3")
     if "url" in card:
-        add(card.get("preferredTransport", "JSONRPC"), card["url"], card.get("protocolVersion"))
-    for item in card.get("additionalInterfaces") or ():
+        add(card.get("preferredTransport", "JSONRPC"), card["url"], legacy, "/url")
+    for i, item in enumerate(_list(card.get("additionalInterfaces"))):
         if isinstance(item, dict):
-            add(item.get("transport"), item.get("url"))
+            add(item.get("transport"), item.get("url"), legacy, f"/additionalInterfaces/{i}")
     return found
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True, slots=True)
