@@ -45,9 +45,8 @@ from .spec import (
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
     RPC_METHOD_NOT_FOUND,
-    TERMS_URI,
 )
-from .terms import ProposalVerdict, TermsEntry
+from .terms import ProposalVerdict, TermsEntry, card_extensions, terms_extensions
 
 __all__ = [
     "ABSENT",
@@ -376,11 +375,7 @@ class Declared:
 
 
 def _has_terms_extension(card: JSONObject) -> bool:
-    caps = card.get("capabilities")
-    exts = caps.get("extensions") if isinstance(caps, dict) else None
-    return isinstance(exts, list) and any(
-        isinstance(e, dict) and e.get("uri") == TERMS_URI for e in exts
-    )
+    return bool(terms_extensions(card))
 
 
 # ---------------------------------------------------------------------------------------
@@ -517,10 +512,8 @@ def check_card_signature(
 
 def check_declaration(card: JSONObject) -> list[Conflict]:
     """interview §3 rule 1: the interview entry's ``required`` MUST NOT be true."""
-    caps = card.get("capabilities")
-    exts = caps.get("extensions") if isinstance(caps, dict) else None
-    for i, ext in enumerate(exts if isinstance(exts, list) else ()):
-        if isinstance(ext, dict) and ext.get("uri") == INTERVIEW_URI:
+    for i, ext in card_extensions(card):
+        if ext.get("uri") == INTERVIEW_URI:
             if ext.get("required") is True:
                 return [
                     Conflict(

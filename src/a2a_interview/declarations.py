@@ -15,19 +15,20 @@ from .errors import DeclarationError, IngressError
 from .ijson import JSONObject, loads
 from .projection import CommittedProposal, Interview
 from .spec import INTERVIEW_URI, MAX_DEPTH, MAX_DOCUMENT_BYTES
-from .terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
+from .terms import (
+    ProposalVerdict,
+    TermsEntry,
+    card_extensions,
+    read_terms_entries,
+    verify_proposal,
+)
 
 Fetch = Callable[[str], bytes | None]
 
 
 def interview_entry(card: Any) -> dict[str, Any] | None:
     """The card's interview ``AgentExtension`` (interview §3), or ``None``."""
-    caps = card.get("capabilities") if isinstance(card, dict) else None
-    exts = caps.get("extensions") if isinstance(caps, dict) else None
-    for ext in exts if isinstance(exts, list) else ():
-        if isinstance(ext, dict) and ext.get("uri") == INTERVIEW_URI:
-            return ext
-    return None
+    return next((e for _, e in card_extensions(card) if e.get("uri") == INTERVIEW_URI), None)
 
 
 @dataclass(frozen=True, slots=True)

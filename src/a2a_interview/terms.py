@@ -47,17 +47,18 @@ def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def terms_extensions(card: Any) -> list[tuple[int, dict[str, Any]]]:
-    """The card's terms extension items with their index in ``capabilities.extensions``."""
+def card_extensions(card: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The object items of ``capabilities.extensions`` with their indices."""
     caps = card.get("capabilities") if isinstance(card, dict) else None
     exts = caps.get("extensions") if isinstance(caps, dict) else None
     if not isinstance(exts, list):
         return []
-    return [
-        (i, ext)
-        for i, ext in enumerate(exts)
-        if isinstance(ext, dict) and ext.get("uri") == TERMS_URI
-    ]
+    return [(i, ext) for i, ext in enumerate(exts) if isinstance(ext, dict)]
+
+
+def terms_extensions(card: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The card's terms extension items with their index in ``capabilities.extensions``."""
+    return [(i, ext) for i, ext in card_extensions(card) if ext.get("uri") == TERMS_URI]
 
 
 def read_terms_entries(card: Any) -> list[TermsEntry]:
