@@ -262,9 +262,11 @@ class Proxy:
 
 
 @contextmanager
-def proxy_running(upstream: str, **options: Any) -> Iterator[Proxy]:
+def proxy_running(
+    upstream: str, sock: socket.socket | None = None, **options: Any
+) -> Iterator[Proxy]:
     """``build_proxy`` and uvicorn in one event loop on a background thread, as ``run``."""
-    sock = free_socket()
+    sock = sock or free_socket()
     origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
     box: dict[str, Any] = {}
     ready = threading.Event()
@@ -828,3 +830,28 @@ def test_a_failing_upstream_is_logged_once_per_failure(caplog: pytest.LogCapture
                                     for r in caplog.records), 5)  # fmt: skip
         up.set_card(_bad_digest(up.origin))
         assert wait_for(lambda: len(warnings()) == 2, 5)
+
+
+@pytest.mark.anyio
+async def test_the_verifier_finds_the_proxied_agent_consistent() -> None:
+    # Issue 4: `verify` against the proxy in front of a plain a2a-sdk agent reports
+    # consistent. As deployed, the card names the proxy's address for its interfaces
+    # (the proxy rewrites nothing); the proposals stay where upstream serves them.
+    from a2a_interview.verify import verify
+
+    sock = free_socket()
+    proxy_origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    def card(origin: str) -> dict[str, Any]:
+        value = card_json(origin)
+        for interface in value["supportedInterfaces"]:
+            interface["url"] = interface["url"].replace(origin, proxy_origin)
+        return value
+
+    with upstream_running(card) as state, proxy_running(state.origin, sock) as proxy:
+        record = await verify(proxy.origin + "/", churn_delay=0)
+    document = record.to_json()
+    assert document["outcome"] == "consistent", document["runs"][0]["conflicts"]
+    asked = {call["interface"] for call in document["runs"][0]["calls"]}
+    assert asked == {proxy_origin + RPC, proxy_origin + REST}
+    assert [p["result"] for p in document["runs"][0]["proposals"]] == ["ok", "ok"]
