@@ -119,6 +119,18 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_runner_key_takes_the_seed_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    # PROFILE §9: --runner-key SEED (a file holding it works too, above).
+    seed = nkeys.generate_seed()
+    with serve(honest) as origin:
+        assert main(["verify", origin, *FAST, "--json", "--runner-key", seed]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert verify_record_signature(document).status == "valid"
+    assert document["ran_by"]["key"] == nkeys.public_of(nkeys.private_key(seed))
+    assert main(["verify", "https://x.example", "--runner-key", "SUnot-a-seed"]) == 2
+    assert "SUnot-a-seed" not in capsys.readouterr().err  # a seed is never echoed
+
+
 def test_a_bad_runner_key_file_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "seed").write_text("SUnot-a-seed")
     assert main(["verify", "https://x.example", "--runner-key", str(tmp_path / "seed")]) == 2
@@ -160,6 +172,20 @@ def test_ask_prints_the_answer_bytes(capsys: pytest.CaptureFixture[str]) -> None
     with serve(not_offered) as origin:
         assert main(["ask", origin, "identity"]) == 4
     assert main(["ask", closed_port_url(), "identity"]) == 3
+
+
+def test_ask_a_card_url_that_fails_is_unreachable_not_absence(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # As verify (incomplete reason card_status, exit 3): a card that cannot be read says
+    # nothing about whether the interview is offered (interview §9 rule 2).
+    def down(call: Call) -> Reply | None:
+        return Reply(503, [], b"") if call.path.endswith("agent-card.json") else None
+
+    with serve(lambda o: Wrap(honest(o), on_request=down)) as origin:
+        assert main(["ask", origin, "identity"]) == 3
+        assert "not offered" not in capsys.readouterr().err
+        assert main(["verify", origin, *FAST]) == 3
 
 
 # --- verify-many ----------------------------------------------------------------------

@@ -127,6 +127,15 @@ def test_the_schema_rejects_what_it_should() -> None:
         assert not VALIDATOR.is_valid(document)
 
 
+def test_the_schema_takes_any_status_a_peer_can_send() -> None:
+    # HTTP allows any three-digit status (h11 reads 100-999); a hostile peer's 999 is
+    # recorded as received, and the record must still validate.
+    call = CallRecord("https://a.example/rpc", "JSONRPC", "interview/identity", None, True,
+                      999, "sha256:" + "2" * 64)  # fmt: skip
+    run = Run(None, (call,), (), (), {})
+    VALIDATOR.validate(make(runs=(run,)).to_json())
+
+
 def test_failed_record_validates() -> None:
     document = failed_record("https://x.example").to_json()
     VALIDATOR.validate(document)
@@ -225,6 +234,13 @@ def test_standing_is_recomputed_never_read() -> None:
     assert standing_of({}) == "claim"
 
 
+def test_standing_with_a_runner_key_that_is_not_an_nkey_is_a_claim() -> None:
+    # decisions "Verifier" 27: claim for anything malformed; whose key it is cannot be told.
+    document = make("third_party").to_json()
+    document["ran_by"]["key"] = "not-an-nkey"  # type: ignore[index]
+    assert standing_of(document) == "claim"
+
+
 # --- rendering ------------------------------------------------------------------------
 
 
@@ -273,3 +289,16 @@ def test_junit_has_one_testcase_per_check() -> None:
     unreachable = ET.fromstring(junit_xml(failed_record("https://x.example")))
     names = [c.get("name") for c in unreachable.iter("testcase") if c.find("error") is not None]
     assert names == ["procedure"]
+
+
+def test_junit_never_calls_an_unreachable_agent_non_conformant() -> None:
+    # PROFILE §7: unreachable concludes nothing; a card that could not be read fails
+    # card_fetch, but not as non-conformance.
+    run = Run(None, (), (), (), {Check.card_fetch: CheckStatus.failed},
+              Incomplete("connect_failed", "the connection failed"))  # fmt: skip
+    record = make(outcome=Outcome.unreachable, runs=(run,), advisories=(),
+                  checks={Check.card_fetch: CheckStatus.failed},
+                  incomplete=Incomplete("connect_failed", "the connection failed"))  # fmt: skip
+    root = ET.fromstring(junit_xml(record))
+    failures = list(root.iter("failure"))
+    assert [f.get("type") for f in failures] == ["unreachable"]

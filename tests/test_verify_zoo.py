@@ -19,6 +19,7 @@ from a2a_interview.checks import Check
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
+from a2a_interview.report import junit_xml
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from a2a_interview.verify import verify
 from agents import Call, Reply, Wrap, honest, rewrite_results
@@ -366,6 +367,60 @@ async def test_an_unsigned_card_is_an_advisory_unless_a_signature_is_required() 
     caught(required, Check.card_signature, "unsigned")
 
 
+def _sdk_signed(origin: str, *, ours_too: bool = False) -> Any:
+    """The honest agent with its card signed by a2a-sdk's own signer, with a 0.3
+    interface, and served as the SDK serves it: the 0.3 compatibility members merged in,
+    outside what the SDK signed (PROFILE §6.3). ``ours_too`` adds our signature over the
+    card as served after the SDK's."""
+    pytest.importorskip("a2a.utils.signing")
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.utils.signing import create_agent_card_signer
+
+    from a2a_interview.cardsig import load_private_key
+    from a2a_interview.declarations import build
+    from a2a_interview.server.sdk import agent_card_from_json
+    from agents import Agent, sign
+
+    card = honest(origin, signed=False).card
+    rpc = card["supportedInterfaces"][0]
+    card["supportedInterfaces"].append({**rpc, "protocolVersion": "0.3"})
+    agent_card = agent_card_from_json(card)
+    key = load_private_key(reference.read_bytes("TEST-ONLY-card-key.jwk.json"))
+    header = {"alg": "EdDSA", "kid": reference.CARD_KID, "typ": "JOSE",
+              "jku": origin + reference.JWKS_PATH}  # fmt: skip
+    create_agent_card_signer(key, header)(agent_card)  # type: ignore[arg-type]
+    served = loads(canonicalize(agent_card_to_dict(agent_card)))
+    assert isinstance(served, dict) and "url" in served  # the compat members are served
+    if ours_too:
+        served = sign(served, origin)
+    files = reference.proposals(origin)
+    return Agent(origin, served, build(served, files).interview, files)
+
+
+async def test_a_signature_not_covering_the_compat_members_is_an_advisory() -> None:
+    # PROFILE §6.3 (decisions "Verifier" 8): a2a-sdk signs without the 0.3 members it
+    # serves; the card verifies under prune-empty and says what the signature leaves out.
+    document = await interview(_sdk_signed)
+    assert document["outcome"] == "consistent", found(document)
+    signature = document["agent"]["card_signature"]
+    assert (signature["status"], signature["readings"]) == ("verified", ["prune-empty"])
+    assert signature["key_source"] == "jku"
+    (uncovered,) = [a for a in document["advisories"] if a["reason"] == "uncovered_members"]
+    assert uncovered["code"] == "card_signature"
+    assert {"/url", "/preferredTransport", "/protocolVersion"} <= set(uncovered["value"])
+    assert document["checks"]["card_signature"] == "advisory"
+
+
+async def test_a_second_signature_covering_every_member_leaves_no_advisory() -> None:
+    # The report's signature is the one covering the most (cardsig.verify_card); the
+    # advisory must speak of that one, not of the first in card order.
+    document = await interview(lambda o: _sdk_signed(o, ours_too=True))
+    assert document["outcome"] == "consistent", found(document)
+    assert document["agent"]["card_signature"]["reading"] == "served"
+    assert ("card_signature", "uncovered_members") not in advised(document)
+    assert document["checks"]["card_signature"] == "passed"
+
+
 async def test_a_card_that_is_not_json_fails_card_fetch() -> None:
     def garbage(call: Call) -> Reply | None:
         if call.path.endswith("agent-card.json"):
@@ -388,6 +443,30 @@ async def test_no_interview_entry_is_not_offered() -> None:
     assert document["outcome"] == "not_offered"
     assert document["runs"][0]["calls"] == []  # absence states nothing: nothing was asked
     assert "failed" not in document["checks"].values()
+
+
+async def test_not_offered_is_never_a_failure_even_with_a_bad_signature() -> None:
+    # PROFILE §7: not_offered is never shown as a failure (interview §9 rule 2); the
+    # card's invalid signature is kept, as an advisory.
+    def remove(card: dict[str, Any]) -> dict[str, Any]:
+        exts = card["capabilities"]["extensions"]
+        card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
+        return card
+
+    def tamper(card: dict[str, Any]) -> dict[str, Any]:
+        return {**card, "description": "Now also does payroll."}
+
+    def factory(origin: str) -> Any:
+        return honest(origin, edit_card=remove, tamper=tamper, self_check=False)
+
+    for required in (False, True):
+        document = await interview(factory, require_signature=required)
+        assert document["outcome"] == "not_offered"
+        assert document["agent"]["card_signature"]["status"] == "invalid"
+        assert all(run["conflicts"] == [] for run in document["runs"])
+        assert "failed" not in document["checks"].values()
+        assert ("card_signature", "invalid") in advised(document)
+        assert b"<failure" not in junit_xml(document)
 
 
 # --- coverage (advisory only) ---------------------------------------------------------
@@ -453,6 +532,23 @@ async def test_a_429_is_waited_out_and_never_counted() -> None:
     assert document["outcome"] == "consistent"
     assert ("transport", "rate_limited") in advised(document)
     assert all(c["status"] != 429 for c in document["runs"][0]["calls"])
+
+
+async def test_a_429_on_the_proposals_is_never_counted_either() -> None:
+    # PROFILE §7: a proposal that could not be fetched for 429s is not fetch_failed
+    # (which would make every terms projection a proposal_failed conflict).
+    from a2a_interview.client import ClientOptions
+
+    def limit(call: Call) -> Reply | None:
+        if call.path.startswith("/terms/"):
+            return Reply(429, [(b"retry-after", b"1")], b"")
+        return None
+
+    client = ClientOptions(retry_budget=0.3, max_retry_after=0.1)
+    document = await interview(lambda o: Wrap(honest(o), on_request=limit), client=client)
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "rate_limited"
+    assert all(not run["conflicts"] for run in document["runs"])
 
 
 SCHEMES = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
@@ -523,6 +619,21 @@ async def test_plain_http_off_loopback_is_never_fetched() -> None:
     SCHEMA.validate(document)
     assert document["incomplete"]["reason"] == "insecure_url"
     assert document["runs"][0]["calls"] == []
+
+
+async def test_an_interface_with_an_impossible_port_is_skipped_not_raised() -> None:
+    # "verify never raises for anything an agent does": a port out of range used to
+    # escape the socket layer as an ExceptionGroup(OverflowError).
+    def add(card: dict[str, Any]) -> dict[str, Any]:
+        card["supportedInterfaces"].append(
+            {"url": "http://127.0.0.1:99999/a2a", "protocolBinding": "JSONRPC",
+             "protocolVersion": "1.0"}
+        )  # fmt: skip
+        return card
+
+    document = await interview(lambda o: honest(o, edit_card=add))
+    assert document["outcome"] == "consistent", found(document)
+    assert ("interface", "insecure_url") in advised(document)
 
 
 async def test_a_cross_origin_jku_is_not_fetched() -> None:

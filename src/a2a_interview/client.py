@@ -181,10 +181,14 @@ def origin(url: str) -> tuple[str, str, int]:
 
 @functools.lru_cache(maxsize=512)
 def check_url(url: str) -> bool:
-    """Raise ``InsecureURL`` unless ``url`` is HTTPS or HTTP to a loopback host; return
-    whether it is loopback HTTP (which the result records)."""
+    """Raise ``InsecureURL`` unless ``url`` is HTTPS or HTTP to a loopback host, with a
+    valid port; return whether it is loopback HTTP (which the result records)."""
     parts = _split(url)
     host = parts.hostname
+    try:
+        parts.port  # noqa: B018 - a port out of range or not a number raises ValueError
+    except ValueError:
+        raise InsecureURL from None  # else it escapes the socket layer as OverflowError
     if not host:
         raise InsecureURL
     if parts.scheme == "https":
@@ -378,12 +382,17 @@ class Interviewer:
         """A bounded POST (never redirected). Raises a ``TransportFailure`` subclass."""
         return await self.request("POST", url, headers=headers, content=body)
 
-    async def fetch_document(self, url: str) -> bytes | None:
+    async def fetch_document(self, url: str, *, raise_rate_limited: bool = False) -> bytes | None:
         """The body of a 2xx GET of ``url``, else ``None`` (terms §3 step 1: transport
         error, non-2xx, over the size bound, a scheme refused). Never raises
-        ``TransportFailure``."""
+        ``TransportFailure``, except ``RateLimited`` with ``raise_rate_limited`` (a
+        verifier must not count a 429 against the agent: PROFILE §7)."""
         try:
             response = await self.get(url)
+        except RateLimited:
+            if raise_rate_limited:
+                raise
+            return None
         except TransportFailure:
             return None
         return response.body if 200 <= response.status < 300 else None

@@ -314,8 +314,8 @@ def standing_of(record: Mapping[str, Any]) -> Standing:
     Returns ``claim`` when the runner is ``self``; when the runner key is the card's
     signing key (same RFC 7638 thumbprint) or the key that signed one of the
     proposals; and whenever the record is too malformed to tell (an unknown party, a
-    runner that is not an object). Returns ``evidence`` otherwise: a ``platform`` or
-    ``third_party`` runner holding none of the agent's keys.
+    runner that is not an object, a key that is not an nkey). Returns ``evidence``
+    otherwise: a ``platform`` or ``third_party`` runner holding none of the agent's keys.
 
     The stored ``standing`` is ignored: a display calls this, never reads that.
     Whether the record's signature holds is a separate question
@@ -329,10 +329,13 @@ def standing_of(record: Mapping[str, Any]) -> Standing:
         return "evidence"
     if not isinstance(key, str):
         return "claim"
+    runner = nkey_thumbprint(key)
+    if runner is None:  # not an nkey: too malformed to tell whose key it is
+        return "claim"
     if key in _proposal_signers(record):
         return "claim"
     card_key = _get(record, "agent", "card_signature", "thumbprint")
-    if isinstance(card_key, str) and nkey_thumbprint(key) == card_key:
+    if isinstance(card_key, str) and runner == card_key:
         return "claim"
     return "evidence"
 

@@ -264,8 +264,10 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
         mine = [c for c in last if c.get("check") == check]
         if status == "failed":
             failures += 1
+            # The outcome, not a fixed "non_conformant": an incomplete run fails what it
+            # could not do (card_fetch) without concluding anything (PROFILE §7).
             failure = ET.SubElement(case, "failure", message=f"{len(mine)} conflict(s)",
-                                    type="non_conformant")  # fmt: skip
+                                    type=_bare(doc.get("outcome")))  # fmt: skip
             failure.text = "\n".join(line for c in mine for line in _conflict_lines(c))
         elif status == "skipped":
             skipped += 1

@@ -288,10 +288,10 @@ class _Procedure:
         state.card, state.card_digest = card, digest(card)
         state.performed.add(Check.card_fetch)
 
+        offered = interview_entry(card) is not None
         self._progress("card signature")
-        state.signature = await self._signature(card, response.url, state)
-
-        if interview_entry(card) is None:
+        state.signature = await self._signature(card, response.url, state, judged=offered)
+        if not offered:
             state.not_offered = True  # absence states nothing (interview §9 rule 2)
             return
         state.performed.add(Check.declaration)
@@ -338,7 +338,12 @@ class _Procedure:
                     where = Where(interface.url, key[0], key[1])
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
 
-    async def _signature(self, card: JSONObject, card_url: str, state: _RunState) -> CardSignature:
+    async def _signature(
+        self, card: JSONObject, card_url: str, state: _RunState, *, judged: bool = True
+    ) -> CardSignature:
+        """Check the card's signature (PROFILE §6). Unless ``judged`` (the card does not
+        declare the interview), what would be a conflict is kept as an advisory: a
+        not_offered result is never shown as a failure (PROFILE §7, interview §9 rule 2)."""
         readings = self.options.readings
         if self.options.jwks is not None:
             report = verify_card(card, list(self.options.jwks), readings=readings)
@@ -363,16 +368,23 @@ class _Procedure:
         conflicts, advisories = check_card_signature(
             report.status, require=self.options.require_signature, readings=readings
         )
+        if not judged:
+            advisories += [Advisory(c.check, c.reason, source=c.source, detail=c.detail)
+                           for c in conflicts]  # fmt: skip
+            conflicts = []
         state.performed.add(Check.card_signature)
         state.add(conflicts)
         state.advisories += advisories
         verified = report.status == "verified"
-        check = next((c for c in report.checks if c.status == "verified"), None)
-        if check is not None and check.uncovered:
+        # The report's signature is the one covering the most (cardsig.verify_card).
+        uncovered = min(
+            (c.uncovered for c in report.checks if c.status == "verified"), key=len, default=()
+        )
+        if uncovered:
             # PROFILE §6.3: verified only with a2a-sdk's 0.3 members removed, so the
             # signature does not cover them (the 0.3 url among them).
             state.advisories.append(
-                Advisory("card_signature", "uncovered_members", value=list(check.uncovered),
+                Advisory("card_signature", "uncovered_members", value=list(uncovered),
                          detail="the signature does not cover these served members")
             )  # fmt: skip
         return CardSignature(
@@ -396,7 +408,9 @@ class _Procedure:
                          detail="the jku is not HTTPS (or loopback) on the card's origin")
             )  # fmt: skip
             return []
-        body = await self.session.fetch_document(jku)
+        # A key kept away by 429s is only an advisory, unless a signature is required.
+        limited = self.options.require_signature
+        body = await self.session.fetch_document(jku, raise_rate_limited=limited)
         try:
             return jwks_from_json(body) if body is not None else []
         except KeyFormatError:
@@ -409,7 +423,11 @@ class _Procedure:
             body = None
             if entry.url is not None:
                 if entry.url not in fetched:
-                    fetched[entry.url] = await self.session.fetch_document(entry.url)
+                    # PROFILE §7: a 429 beyond the wait budget ends the run (unreachable);
+                    # as fetch_failed it would count against the agent.
+                    fetched[entry.url] = await self.session.fetch_document(
+                        entry.url, raise_rate_limited=True
+                    )
                 body = fetched[entry.url]
             verdict = verify_proposal(entry.digest, body, max_bytes=self.options.client.max_bytes)
             state.proposals.append(
@@ -706,18 +724,18 @@ async def ask(
     """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
     JSON-RPC interface (else the first HTTP+JSON one).
 
-    Raises ``TransportFailure`` (its subclasses; also for a 502/503/504);
-    ``AuthenticationRequired`` for a 401/403; ``NotOffered`` when the card URL does not
-    answer 200, the card does not declare the interview or names no interface to ask
-    on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict I-JSON
-    object.
+    Raises ``TransportFailure`` (its subclasses; also for a 502/503/504, and when the
+    card URL does not answer 200); ``AuthenticationRequired`` for a 401/403;
+    ``NotOffered`` when the card does not declare the interview or names no interface
+    to ask on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict
+    I-JSON object.
     """
     async with Interviewer(options, credential_origin=url, transport=transport) as session:
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):
             raise AuthenticationRequired
-        if response.status != 200:
-            raise NotOffered("the card URL did not answer 200")
+        if response.status != 200:  # as verify's card_status: unreachable, not absence
+            raise TransportFailure("the card URL did not answer 200")
         card = read_card(response.body)
         if interview_entry(card) is None:
             raise NotOffered("the card does not declare the interview")

@@ -158,8 +158,8 @@ def _add_runner(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     group.add_argument("--name", default="anonymous", help="the runner's name in the record")
     group.add_argument(
-        "--runner-key", metavar="SEED_FILE",
-        help="a file holding the runner's nkey seed (SU...): signs the record",
+        "--runner-key", metavar="SEED",
+        help="the runner's nkey seed (SU...), or a file holding it: signs the record",
     )  # fmt: skip
 
 
@@ -260,17 +260,22 @@ def register(subparsers: Any) -> None:
     many.set_defaults(run=_verify_many)
 
 
-def _seed(path: str | None) -> str | None:
-    if path is None:
+def _seed(value: str | None) -> str | None:
+    # PROFILE §9: --runner-key SEED; a file holding it keeps it out of shell history.
+    if value is None:
         return None
     from ..errors import KeyFormatError
     from ..nkeys import private_key
 
-    seed = read_input(path, "runner key").decode("ascii", "replace").strip()
+    if value.startswith("SU") and not Path(value).is_file():
+        seed, named = value, "--runner-key"  # never echo the seed itself
+    else:
+        seed = read_input(value, "runner key").decode("ascii", "replace").strip()
+        named = f"runner key {value!r}"
     try:
         private_key(seed)
     except KeyFormatError:
-        raise UsageError(f"runner key {path!r} is not an nkey seed (SU...)") from None
+        raise UsageError(f"{named} is not an nkey seed (SU...)") from None
     return seed
 
 
