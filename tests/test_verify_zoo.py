@@ -99,6 +99,20 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
 
 
+async def test_a_bounded_run_says_what_it_left_out() -> None:
+    # A hostile card cannot make one run unbounded (docs/decisions.md, Verifier): what
+    # the bounds leave out is an advisory, never a conflict and never silence.
+    document = await interview(honest, max_skills=1, max_interfaces=1)
+    assert document["outcome"] == "consistent"
+    assert {("coverage", "selectors_not_asked"), ("coverage", "interfaces_not_asked")} <= (
+        advised(document)
+    )
+    left = {a["reason"]: a["value"] for a in document["advisories"] if a["code"] == "coverage"}
+    assert left == {"selectors_not_asked": 2, "interfaces_not_asked": 1}
+    calls = document["runs"][0]["calls"]
+    assert len(calls) == 1 + 2 * (5 + 2 * 1) + 2  # one interface, one skill's selectors
+
+
 async def test_the_sdk_demo_agent_is_consistent() -> None:
     demo = pytest.importorskip("a2a_interview.demo")
     document = await interview(demo.build_app)

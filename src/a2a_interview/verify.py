@@ -139,8 +139,11 @@ class VerifyOptions:
     ``jku`` is fetched). ``readings``: the card signature readings accepted.
     ``require_signature``: an unsigned card, or one whose key is unavailable, is a
     ``card_signature`` conflict. ``total_timeout``: seconds for the whole procedure
-    (``None``: unbounded). ``progress``: called with a short stage name. ``clock``:
-    gives ``started_at``/``finished_at`` (UTC-aware).
+    (``None``: unbounded). ``max_interfaces`` / ``max_skills``: at most this many
+    interfaces are interviewed and skill selectors asked, so a hostile card cannot turn
+    one run into an unbounded stream of calls (``None``: all; what is left out is an
+    advisory). ``progress``: called with a short stage name. ``clock``: gives
+    ``started_at``/``finished_at`` (UTC-aware).
     """
 
     party: Party = "third_party"
@@ -152,6 +155,8 @@ class VerifyOptions:
     churn_delay: float = 2.0
     client: ClientOptions = field(default_factory=ClientOptions)
     total_timeout: float | None = None
+    max_interfaces: int | None = 8
+    max_skills: int | None = 256
     progress: Callable[[str], None] | None = None
     clock: Callable[[], datetime] = _utcnow
 
@@ -328,6 +333,7 @@ class _Procedure:
             return
         if not usable:
             raise InsecureURL
+        usable = _bounded(usable, self.options.max_interfaces, "interfaces_not_asked", state)
 
         answers: dict[tuple[str, str | None], tuple[str, bytes]] = {}
         for interface in usable:
@@ -512,6 +518,7 @@ class _Procedure:
         state.add(check_inactive(exchange, interface.binding, Where(url, "identity")))
 
         skills = list(dict.fromkeys(declared.interview.skill_ids))
+        skills = _bounded(skills, self.options.max_skills, "selectors_not_asked", state)
         asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
         asks += [(q, s) for s in skills for q in ("usage", "terms")]
         answers: dict[tuple[str, str | None], bytes] = {}
@@ -560,6 +567,17 @@ class _Procedure:
         where = Where(url, "usage", selector)
         state.add(check_closure(read, refusal, Check.closure_selector, where))
         return answers
+
+
+def _bounded(items: list[Any], limit: int | None, reason: str, state: _RunState) -> list[Any]:
+    """The first ``limit`` items; what is left out is recorded, never silently dropped."""
+    if limit is None or len(items) <= limit:
+        return items
+    state.advisories.append(
+        Advisory("coverage", reason, value=len(items) - limit,
+                 detail=f"only the first {limit} of {len(items)} were asked")
+    )  # fmt: skip
+    return items[:limit]
 
 
 def _outcome(runs: list[_RunState]) -> tuple[Outcome, frozenset[tuple[object, ...]]]:

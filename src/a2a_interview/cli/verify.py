@@ -163,6 +163,17 @@ def _add_runner(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def _limit(text: str) -> int | None:
+    """A count bound: a whole number, 0 meaning none."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("a bound is 0 (none) or more")
+    return value or None
+
+
 def _add_procedure(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("procedure")
     group.add_argument(
@@ -180,6 +191,15 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--timeout", type=_seconds, default=10.0, metavar="S",
         help="time bound of each HTTP exchange (default 10)",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-skills", type=_limit, default=256, metavar="N",
+        help="ask the selectors of at most N skills; the rest is an advisory "
+        "(default 256; 0: all)",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-interfaces", type=_limit, default=8, metavar="N",
+        help="interview at most N interfaces; the rest is an advisory (default 8; 0: all)",
     )  # fmt: skip
 
 
@@ -293,6 +313,8 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
         require_signature=args.require_signature,
         churn_delay=args.churn_delay,
         client=ClientOptions(timeout=args.timeout, headers=headers),
+        max_skills=args.max_skills,
+        max_interfaces=args.max_interfaces,
         **extra,
     )
 
