@@ -565,6 +565,34 @@ async def test_a_429_on_the_proposals_is_never_counted_either() -> None:
     assert all(not run["conflicts"] for run in document["runs"])
 
 
+async def test_a_proposal_host_that_is_down_ends_the_run_unreachable() -> None:
+    # PROFILE §7 ("transport failure: unreachable"): a 503 on a proposal says nothing
+    # about the document, so it never counts against the agent ...
+    def down(call: Call) -> Reply | None:
+        if call.path.startswith("/terms/"):
+            return Reply(503, [], b"")
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=down))
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "unavailable"
+    assert all(not run["conflicts"] for run in document["runs"])
+
+
+async def test_a_proposal_that_is_not_there_fails_its_entry() -> None:
+    # ... while a 404 is the document's absence: terms §3 fetch_failed, and projecting
+    # from it is a conflict.
+    def gone(call: Call) -> Reply | None:
+        if call.path.endswith(RECONCILE):
+            return Reply(404, [], b"")
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=gone))
+    assert document["outcome"] == "non_conformant"
+    results = [p["result"] for p in document["runs"][0]["proposals"]]
+    assert results == ["fetch_failed", "ok"]
+
+
 SCHEMES = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
 
 

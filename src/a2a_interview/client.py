@@ -112,6 +112,12 @@ class RedirectRefused(TransportFailure):
     code = "redirect_refused"
 
 
+class Unavailable(TransportFailure):
+    """The server answered 502, 503 or 504: it is there, but cannot answer now."""
+
+    code = "unavailable"
+
+
 class RateLimited(TransportFailure):
     """The agent kept answering 429 beyond the wait budget."""
 
@@ -382,19 +388,23 @@ class Interviewer:
         """A bounded POST (never redirected). Raises a ``TransportFailure`` subclass."""
         return await self.request("POST", url, headers=headers, content=body)
 
-    async def fetch_document(self, url: str, *, raise_rate_limited: bool = False) -> bytes | None:
+    async def fetch_document(self, url: str, *, verifying: bool = False) -> bytes | None:
         """The body of a 2xx GET of ``url``, else ``None`` (terms §3 step 1: transport
         error, non-2xx, over the size bound, a scheme refused). Never raises
-        ``TransportFailure``, except ``RateLimited`` with ``raise_rate_limited`` (a
-        verifier must not count a 429 against the agent: PROFILE §7)."""
+        ``TransportFailure``, except with ``verifying``: then a failure that says nothing
+        about the document (a 429 beyond the wait budget, no connection, a timeout, a
+        502/503/504) raises, so a verifier ends the run ``unreachable`` instead of
+        counting it against the agent (PROFILE §7)."""
         try:
             response = await self.get(url)
-        except RateLimited:
-            if raise_rate_limited:
+        except (RateLimited, ConnectFailed, TimedOut):
+            if verifying:
                 raise
             return None
         except TransportFailure:
             return None
+        if verifying and response.status in (502, 503, 504):
+            raise Unavailable
         return response.body if 200 <= response.status < 300 else None
 
 

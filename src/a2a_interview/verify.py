@@ -122,6 +122,7 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "too_large": "a response was larger than the size bound",
     "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
     "rate_limited": "the agent kept answering 429 beyond the wait budget",
+    "unavailable": "a declared document's host answered 502, 503 or 504",
     "transport": "the exchange failed",
 }
 
@@ -414,9 +415,10 @@ class _Procedure:
                          detail="the jku is not HTTPS (or loopback) on the card's origin")
             )  # fmt: skip
             return []
-        # A key kept away by 429s is only an advisory, unless a signature is required.
-        limited = self.options.require_signature
-        body = await self.session.fetch_document(jku, raise_rate_limited=limited)
+        # A key kept away by 429s or an outage is only an advisory, unless a signature is
+        # required: then the run cannot decide, and ends unreachable.
+        verifying = self.options.require_signature
+        body = await self.session.fetch_document(jku, verifying=verifying)
         try:
             return jwks_from_json(body) if body is not None else []
         except KeyFormatError:
@@ -429,10 +431,11 @@ class _Procedure:
             body = None
             if entry.url is not None:
                 if entry.url not in fetched:
-                    # PROFILE §7: a 429 beyond the wait budget ends the run (unreachable);
-                    # as fetch_failed it would count against the agent.
+                    # PROFILE §7: a 429 beyond the wait budget, or a host that cannot be
+                    # reached now, ends the run (unreachable); as fetch_failed it would
+                    # count against the agent.
                     fetched[entry.url] = await self.session.fetch_document(
-                        entry.url, raise_rate_limited=True
+                        entry.url, verifying=True
                     )
                 body = fetched[entry.url]
             verdict = verify_proposal(entry.digest, body, max_bytes=self.options.client.max_bytes)
