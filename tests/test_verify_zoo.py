@@ -8,6 +8,7 @@ and the real a2a-sdk demo agent, must come out ``consistent`` with no conflict.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -591,6 +592,16 @@ async def test_a_proposal_that_is_not_there_fails_its_entry() -> None:
     assert document["outcome"] == "non_conformant"
     results = [p["result"] for p in document["runs"][0]["proposals"]]
     assert results == ["fetch_failed", "ok"]
+
+
+async def test_credentials_in_the_url_are_not_recorded() -> None:
+    # A record is published evidence: it keeps where, never a user's password.
+    with serve(honest) as origin:
+        record = await verify(origin.replace("http://", "http://user:s3cret@"), churn_delay=0)
+    document = record.to_json()
+    assert document["outcome"] == "consistent"
+    assert "s3cret" not in json.dumps(document)
+    assert document["agent"]["url"].startswith("http://127.0.0.1:")
 
 
 SCHEMES = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}

@@ -217,6 +217,14 @@ def card_url_for(url: str) -> str:
     return parts._replace(path=path, query="", fragment="").geturl()
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` part: what a record may keep of it."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def _retry_after(value: str | None, now: datetime) -> float:
     if value is None:
         return _DEFAULT_RETRY_AFTER

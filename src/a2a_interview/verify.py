@@ -72,6 +72,7 @@ from .client import (
     card_url_for,
     check_url,
     origin,
+    without_credentials,
 )
 from .declarations import interview_entry, read_card
 from .errors import DeclarationError, IngressError, InterviewError, KeyFormatError
@@ -677,8 +678,8 @@ async def verify(
                      detail="429 Too Many Requests was waited out; never counted")
         )  # fmt: skip
     record = ResultRecord(
-        url=url,
-        card_url=last.card_url,
+        url=without_credentials(url),
+        card_url=last.card_url and without_credentials(last.card_url),
         card_digest=last.card_digest,
         card_signature=last.signature,
         ran_by=RanBy(opts.party, opts.name),
@@ -706,7 +707,7 @@ def failed_record(
     opts = options or VerifyOptions()
     now = rfc3339(opts.clock())
     return ResultRecord(
-        url=url,
+        url=without_credentials(url),
         card_url=None,
         card_digest=None,
         card_signature=None,
