@@ -130,6 +130,78 @@ def test_keygen_nkey(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     assert out.strip() == nkeys.public_of(nkeys.private_key((tmp_path / "s").read_text().strip()))
 
 
+def test_an_unwritable_out_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, vectors: Path
+) -> None:
+    # cli/__init__: bad input is a one-line usage error (exit 2), never a traceback; an
+    # --out naming a folder, or a file in a folder that does not exist, is bad input.
+    seed = tmp_path / "seed"
+    seed.write_text(reference.PROPOSAL_SEED + "\n")
+    key = tmp_path / "k.jwk"
+    assert run(capsys, "keygen", "--alg", "EdDSA", "--out", str(key))[0] == EXIT_OK
+    proposal = str(vectors / "stonework-standing-proposal.json")
+    for out in (str(tmp_path), str(tmp_path / "missing" / "x.json")):
+        for argv in (
+            ["keygen", "--out", out],
+            ["keygen", "--alg", "EdDSA", "--out", out],
+            ["card", "sign", str(CARD), "--key", str(key), "--kid", "k", "--out", out],
+            ["proposal", "sign", proposal, "--seed", str(seed), "--out", out],
+        ):
+            code, _, err = run(capsys, *argv)
+            assert code == EXIT_USAGE and err.startswith("a2a-interview: error: cannot write")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.jwk", "seed"]  # no leftovers
+
+
+def test_proposal_sign_refuses_a_signed_at_that_is_not_rfc3339_utc(
+    capsys: pytest.CaptureFixture[str], vectors: Path
+) -> None:
+    # Agent SoW §6 (terms-extension.md §5): signed_at is an RFC 3339 UTC time with Z;
+    # the command must not sign a record that other verifiers would call malformed.
+    proposal = str(vectors / "stonework-standing-proposal.json")
+    for bad in ("yesterday", "2026-08-11", "2026-08-11T09:00:00+02:00", "2026-02-30T09:00:00Z"):
+        code, out, err = run(capsys, "proposal", "sign", proposal,
+                             "--seed", reference.PROPOSAL_SEED, "--signed-at", bad)  # fmt: skip
+        assert (code, out) == (EXIT_USAGE, "") and "is not an RFC 3339 UTC time" in err
+    code, out, _ = run(capsys, "proposal", "sign", proposal, "--seed", reference.PROPOSAL_SEED,
+                       "--signed-at", "2026-08-11T09:00:00.25Z")  # fmt: skip
+    assert code == EXIT_OK and json.loads(out)["signatures"][0]["signed_at"].endswith(".25Z")
+
+
+def test_answer_takes_a_committed_url_with_a_query(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    # --proposal URL=FILE splits at the last '=': the url is the card's, '=' and all.
+    card = reference.unsigned_card()
+    entry = card["capabilities"]["extensions"][1]["params"]["proposals"][0]
+    body = reference.proposals()[entry["url"]]
+    entry["url"] += "?v=2"
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    proposal = tmp_path / "p.json"
+    proposal.write_bytes(body)
+    others = [p for p in PROPOSALS if entry["url"].removesuffix("?v=2") not in p]
+    argv = ["answer", str(path), f"--proposal={entry['url']}={proposal}", *others, "terms"]
+    assert main(argv) == EXIT_OK
+    fetched = {**reference.proposals(), entry["url"]: body}
+    assert capsysbinary.readouterr().out == build(card, fetched).interview.answer("terms")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["keygen"], ["card", "sign"], ["card", "verify"], ["proposal", "sign"],
+     ["proposal", "digest"], ["proposal", "verify"], ["answer"]],
+)  # fmt: skip
+def test_every_command_has_help_with_examples(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    # README.md, "Command line": every command has --help with examples, readable on a
+    # terminal (argparse wraps to COLUMNS; a raw description would not be).
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == EXIT_OK and "\nexample" in out and f"a2a-interview {' '.join(command)} " in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "answer")[0] == EXIT_USAGE
     assert run(capsys, "no-such-command")[0] == EXIT_USAGE

@@ -72,6 +72,13 @@ def test_accepts_the_edges() -> None:
     assert loads(b"1.5e3") == 1500.0
 
 
+@pytest.mark.parametrize("text", ['"\ud800"', '{"\udc00":1}', '["ok","x\udfff"]'])
+def test_text_with_a_raw_lone_surrogate_is_rejected(text: str) -> None:
+    # PROFILE §1.1: lone surrogates are rejected whether escaped in bytes or raw in text.
+    with pytest.raises(errors.LoneSurrogate):
+        loads(text)
+
+
 def test_error_messages_carry_no_input() -> None:
     secret = b'{"ignore previous instructions":1,"ignore previous instructions":2}'
     with pytest.raises(errors.DuplicateKey) as info:

@@ -69,6 +69,9 @@ def test_answer_from_json_rejects_anything_else(bad: Any) -> None:
         {"refused": True, "reason": "out_of_scope", "detail": "x"},
         {"refused": False, "reason": "out_of_scope", "detail": "x", "declared_skills": []},
         {"refused": True, "reason": "because", "detail": "x", "declared_skills": []},
+        # A peer's wire error, never a TypeError (unhashable reason values).
+        {"refused": True, "reason": ["out_of_scope"], "detail": "x", "declared_skills": []},
+        {"refused": True, "reason": {}, "detail": "x", "declared_skills": []},
         {"refused": True, "reason": "out_of_scope", "detail": 1, "declared_skills": []},
         {"refused": True, "reason": "out_of_scope", "detail": "x", "declared_skills": [1]},
         {

@@ -649,6 +649,13 @@ def _missing_proposal(origin: str) -> dict[str, Any]:
     return card
 
 
+def _unparseable_interfaces(origin: str) -> dict[str, Any]:
+    card = card_json(origin)
+    for interface in card["supportedInterfaces"]:
+        interface["url"] = "http://[::1/a2a"  # urlsplit raises ValueError
+    return card
+
+
 def _huge(origin: str) -> dict[str, Any]:
     card = card_json(origin)
     card["description"] = "x" * (1 << 20)
@@ -667,6 +674,8 @@ def _huge(origin: str) -> dict[str, Any]:
         (_missing_proposal, DeclarationError,
          "/capabilities/extensions/1/params/proposals/0 failed verification: fetch_failed"),
         (_huge, ProxyError, "larger than 1048576 bytes"),
+        # Decisions, Proxy 6: an interface URL that does not parse names no path to serve.
+        (_unparseable_interfaces, ProxyError, "no JSONRPC or HTTP+JSON interface"),
     ],
 )  # fmt: skip
 async def test_refuses_to_start(
@@ -713,6 +722,93 @@ async def test_refuses_an_unreachable_upstream() -> None:
     with pytest.raises(ProxyError) as caught:
         await build_proxy(f"http://127.0.0.1:{port}", timeout=3)
     assert "cannot read the upstream card" in str(caught.value)
+
+
+def test_an_unparseable_interface_url_on_a_followed_card_breaks_nothing() -> None:
+    # An upstream card whose JSON-RPC interface URL does not parse: the proxy keeps
+    # serving (pass-through and the interface that parses) instead of a 500 on every
+    # request once the changed card is swapped in.
+    def broken(origin: str) -> dict[str, Any]:
+        card = card_json(origin)
+        card["supportedInterfaces"][0]["url"] = "http://[::1/a2a/jsonrpc"
+        return card
+
+    with upstream_running() as up, proxy_running(up.origin, poll=0.05) as proxy:
+        up.set_card(broken(up.origin))
+        assert wait_for(lambda: proxy.http.get(CARD).json() == served_card(up)[1], 10)
+        rest = proxy.http.get(REST + "/interview/identity", headers=ACT)
+        assert rest.status_code == 200 and rest.headers["a2a-extensions"] == INTERVIEW_URI
+        message = proxy.rpc("SendMessage", headers=V1)  # passed through: upstream's answer
+        assert message.status_code == 200 and b'"jsonrpc":"2.0"' in message.content
+
+
+@pytest.mark.anyio
+async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None:
+    # RFC 9110 §8.8.3: an entity-tag may carry obs-text. The proxy revalidates with the
+    # bytes it got; decoding them made every poll fail (UnicodeEncodeError) and the proxy
+    # stopped following the upstream card.
+    origin = "http://127.0.0.1:9"
+    cards = [reference.unsigned_card(origin)]
+    sent: list[bytes | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == CARD:
+            sent.append(request.headers.get("if-none-match", "").encode("latin-1") or None)
+            tag = b'"v\xff' + str(len(cards)).encode() + b'"'
+            body = json.dumps(cards[-1]).encode()
+            return httpx.Response(200, content=body, headers=[(b"etag", tag)])
+        return httpx.Response(200, content=reference.proposals(origin)[str(request.url)])
+
+    app, live = await build_proxy(origin, poll=0, transport=httpx.MockTransport(handler))
+    try:
+        cards.append({**cards[0], "name": "Stonework, renamed"})
+        assert await live.reload()
+        assert live.interview.card["name"] == "Stonework, renamed"
+        assert sent == [None, b'"v\xff1"']
+    finally:
+        await app.aclose()
+
+
+@pytest.mark.anyio
+async def test_refuses_a_malformed_upstream_url() -> None:
+    # build_proxy raises ProxyError for an unusable upstream, never a bare ValueError.
+    with pytest.raises(ProxyError):
+        await build_proxy("http://[::1/")
+
+
+def test_a_request_target_that_is_not_a_path_is_not_forwarded() -> None:
+    # Only origin-form targets pass through: `OPTIONS *` got a 500 (httpx.InvalidURL
+    # from the upstream origin + "*"), and `@host/x` would name another host.
+    with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
+        host, port = proxy.origin.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            head = b""
+            while b"\r\n" not in head:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+        assert head.startswith(b"HTTP/1.1 400 "), head
+        assert proxy.http.get(CARD).status_code == 200  # and the proxy serves on
+
+
+def test_command_names_an_ipv6_listen_address_in_brackets() -> None:
+    # The start-up line is a URL: an IPv6 host goes in brackets (RFC 3986 §3.2.2).
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with upstream_running() as up:
+        process = _cli("--upstream", up.origin, "--port", "0", "--host", "::1", "--poll", "0")
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            assert first.startswith("a2a-interview proxy: serving at http://[::1]:"), first
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=20)
 
 
 # ---------------------------------------------------------------- the command
@@ -789,6 +885,15 @@ def test_command_usage_errors() -> None:
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert "unusable port" in err
+    # A malformed IPv6 host makes urlsplit raise: a usage error, not a traceback.
+    process = _cli("--upstream", "http://[::1/", "--port", "9")
+    _, err = process.communicate(timeout=30)
+    assert (process.returncode, "Traceback" in err) == (2, False), err
+    assert "unusable port or host" in err
+    process = _cli("--upstream", "http://127.0.0.1:9/", "--port", "9", "--redis", "redis://[::1")
+    _, err = process.communicate(timeout=30)
+    assert (process.returncode, "Traceback" in err) == (2, False), err
+    assert "is not a redis:// or rediss:// URL" in err
     process = _cli("--upstream", "http://127.0.0.1:9/", "--port", "9", "--rate-limit", "lots")
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2

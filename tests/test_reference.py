@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from a2a_interview import cardsig, reference
 from a2a_interview.declarations import build, interview_entry
 from a2a_interview.terms import read_terms_entries
@@ -46,3 +48,12 @@ def test_test_keys_are_labelled() -> None:
     assert "d" not in reference.jwks()["keys"][0]  # the published set holds no secret
     assert reference.card_key_jwk()["kid"] == reference.CARD_KID
     assert "TEST-ONLY" in reference.read_bytes("README.txt").decode()
+
+
+def test_the_readme_names_functions_that_exist() -> None:
+    # README.txt beside the declarations is documentation of this module: every
+    # `reference.NAME(` it names must be a function here.
+    text = reference.read_bytes("README.txt").decode("utf-8")
+    names = re.findall(r"reference\.(\w+)\(", text)
+    assert names
+    assert [n for n in names if not callable(getattr(reference, n, None))] == []

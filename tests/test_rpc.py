@@ -75,6 +75,21 @@ def test_answers_and_refusals() -> None:
     assert skill is not None and b'"result":' + IV.answer("usage", "flag-exceptions") in skill.body
 
 
+def test_escaped_method_names_are_the_method_names() -> None:
+    # PROFILE §3.4: the method is the parsed JSON string; a JSON escape in its spelling
+    # does not hand an activated interview call to the host (whose -32601 has no echo).
+    for body in (
+        rb'{"jsonrpc":"2.0","id":1,"method":"interview\/identity"}',
+        rb'{"jsonrpc":"2.0","id":1,"method":"\u0069nterview/identity"}',
+    ):
+        reply = rpc.jsonrpc(body, ON, IV)
+        expected = b'"result":' + IV.answer("identity") + b"}"
+        assert reply is not None and reply.body.endswith(expected)
+        assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None
+    weather = rpc.jsonrpc(rb'{"jsonrpc":"2.0","id":1,"method":"interview\/weather"}', ON, IV)
+    assert weather is not None and weather.body.endswith(b'"result":' + IV.refusal + b"}")
+
+
 INVALID_PARAMS = b'{"error":{"code":-32602,"message":"Invalid params"},"id":1,"jsonrpc":"2.0"}'
 
 

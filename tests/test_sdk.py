@@ -277,6 +277,36 @@ async def test_everything_else_is_the_sdks_answer(
     assert got.headers == expected.headers
 
 
+async def _departing_client(app: Any) -> list[Any]:
+    """Send a JSON-RPC POST whose client leaves mid-body; return what the app sent."""
+    sent: list[Any] = []
+    pending = [{"type": "http.request", "body": b'{"jsonrpc":"2.0",', "more_body": True}]
+
+    async def receive() -> Any:
+        return pending.pop() if pending else {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/rpc", "raw_path": b"/rpc", "query_string": b"",
+        "root_path": "", "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1), "server": ("agent.test", 80),
+    }  # fmt: skip
+    await app(scope, receive, send)
+    return sent
+
+
+async def test_a_client_leaving_mid_body_gets_the_sdks_own_handling() -> None:
+    # Decisions, Serving 1: every request not ours is the SDK's, a departed client
+    # included; the wrapper raised starlette's ClientDisconnect (a logged 500) instead.
+    card = compat_card()
+    expected = await _departing_client(plain_app(card))
+    got = await _departing_client(starlette_app(card))
+    assert got == expected
+
+
 # --- Authentication middleware still applies --------------------------------------------
 
 

@@ -48,6 +48,7 @@ from .errors import (
     SignatureError,
 )
 from .jcs import canonicalize
+from .pointer import escape
 
 __all__ = [
     "ALGORITHMS",
@@ -641,17 +642,12 @@ def _strip_compat(card: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]
     schemes = out.get("securitySchemes")
     if isinstance(schemes, dict):
         out["securitySchemes"] = {
-            name: _drop(scheme, _COMPAT_SCHEME, f"/securitySchemes/{_escape(name)}", removed)
+            name: _drop(scheme, _COMPAT_SCHEME, f"/securitySchemes/{escape(name)}", removed)
             if isinstance(scheme, dict) and _SCHEME_WRAPPERS & scheme.keys()
             else scheme
             for name, scheme in schemes.items()
         }
     return out, tuple(removed)
-
-
-def _escape(name: Any) -> str:
-    """An RFC 6901 reference token."""
-    return str(name).replace("~", "~0").replace("/", "~1")
 
 
 def _pruned_bytes(value: dict[str, Any]) -> bytes:

@@ -115,7 +115,15 @@ def loads(
     - ``TooDeep``: containers nested more than ``max_depth`` levels.
     """
     if isinstance(data, str):
-        if len(data) > max_bytes or len(data.encode("utf-8", "surrogatepass")) > max_bytes:
+        if len(data) > max_bytes:
+            raise TooLarge
+        try:
+            # Bytes arrive decoded strictly; text may carry a raw lone surrogate that
+            # no escape announces (PROFILE §1.1 rejects it all the same).
+            size = len(data.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise LoneSurrogate from None
+        if size > max_bytes:
             raise TooLarge
         if data.startswith("\ufeff"):
             raise ByteOrderMark

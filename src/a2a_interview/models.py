@@ -153,14 +153,16 @@ class Refusal:
         )
         if obj["refused"] is not True:
             raise WireFormatError("refusal.refused is not true")
-        if obj["reason"] not in set(RefusalReason):
+        reason = obj["reason"]
+        # A peer's reason may be any JSON value; a list or object is not hashable.
+        if not isinstance(reason, str) or reason not in set(RefusalReason):
             raise WireFormatError("refusal.reason is not in the closed set")
         if not isinstance(obj["detail"], str):
             raise WireFormatError("refusal.detail is not a string")
         skills = obj["declared_skills"]
         if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
             raise WireFormatError("refusal.declared_skills is not an array of strings")
-        return cls(tuple(skills), RefusalReason(obj["reason"]), obj["detail"])
+        return cls(tuple(skills), RefusalReason(reason), obj["detail"])
 
 
 def result_from_json(value: Any) -> Answer | Refusal:

@@ -79,8 +79,9 @@ def _skills(card: JSONObject) -> list[JSONObject]:
 class Interview:
     """Every answer an agent can give, precomputed (interview §4, PROFILE §4–§5).
 
-    Raises ``DeclarationError`` when the card is not a JSON object, its ``skills`` is not
-    an array of objects with string ids, or a value cannot be canonicalized.
+    Raises ``DeclarationError`` when the card is not a JSON object or its ``skills`` is
+    not an array of objects with string ids, and ``CanonicalizationError`` when a value
+    has no RFC 8785 form (never for documents read through ``ijson.loads``).
     """
 
     __slots__ = ("_answers", "card", "card_bytes", "card_digest", "refusal", "skill_ids")

@@ -144,7 +144,12 @@ def jsonrpc(
     Returns ``None`` for everything else, including bodies that are not strict I-JSON
     and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
     """
-    if _NAMESPACE not in body:  # cheap: ordinary traffic is never parsed here
+    if not act:
+        return None
+    # Cheap: a body that cannot name the namespace is never parsed here. Without the
+    # prefix in its bytes, only a JSON escape (`interview\/usage`, `\u0069nterview/`)
+    # can still spell it, and the parsed method is what counts (PROFILE §3.4).
+    if _NAMESPACE not in body and b"\\" not in body:
         return None
     try:
         request = loads(body, max_bytes=max_bytes)
@@ -153,7 +158,7 @@ def jsonrpc(
     if not isinstance(request, dict):
         return None
     method = request.get("method")
-    if not isinstance(method, str) or not method.startswith(METHOD_PREFIX) or not act:
+    if not isinstance(method, str) or not method.startswith(METHOD_PREFIX):
         return None
     request_id = request.get("id")
     if request.get("jsonrpc") != "2.0" or not _valid_id(request_id) or request.keys() - _ENVELOPE:

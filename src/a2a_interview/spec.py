@@ -40,7 +40,7 @@ class RefusalReason(StrEnum):
 REFUSAL_DETAIL: Final = "no declared skill matches"  # interview §6, PROFILE §5
 
 # PROFILE §3.3, §3.5, §3.7: the fixed JSON-RPC errors. No message carries request content.
-RPC_PARSE_ERROR: Final = (-32700, "Parse error")
+# (-32700 is never ours: a body that is not strict I-JSON goes to the host.)
 RPC_INVALID_REQUEST: Final = (-32600, "Invalid Request")
 RPC_METHOD_NOT_FOUND: Final = (-32601, "Method not found")
 RPC_INVALID_PARAMS: Final = (-32602, "Invalid params")

@@ -90,11 +90,11 @@ def _started(info: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    upstream = urlsplit(args.upstream)
     try:
+        upstream = urlsplit(args.upstream)  # raises ValueError for a malformed IPv6 host
         upstream.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        raise UsageError(f"--upstream {args.upstream!r} has an unusable port") from None
+        raise UsageError(f"--upstream {args.upstream!r} has an unusable port or host") from None
     if upstream.scheme not in ("http", "https") or not upstream.hostname:
         raise UsageError(f"--upstream {args.upstream!r} is not an http:// or https:// URL")
     if not 0 <= args.port <= 65535:
@@ -111,7 +111,11 @@ def _run(args: argparse.Namespace) -> int:
             ) from None
     storage = "memory://"
     if args.redis is not None:
-        if urlsplit(args.redis).scheme not in ("redis", "rediss", "redis+unix"):
+        try:
+            scheme = urlsplit(args.redis).scheme
+        except ValueError:
+            scheme = ""
+        if scheme not in ("redis", "rediss", "redis+unix"):
             raise UsageError(f"--redis {args.redis!r} is not a redis:// or rediss:// URL")
         if rate_limit is None:
             raise UsageError("--redis needs a rate limit (not --rate-limit off)")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +43,24 @@ def _pretty(value: Any) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def _write(out: str, data: bytes, *, mode: int = 0o644) -> None:
+    try:
+        write_atomic(out, data, mode=mode)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out!r}: {exc.strerror or type(exc).__name__}") from None
+
+
 def _emit(data: bytes, out: str | None, *, mode: int = 0o644) -> None:
     if out:
-        write_atomic(out, data, mode=mode)
+        _write(out, data, mode=mode)
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
 
 
 def _seed(value: str) -> str:
-    path = Path(value)
-    if path.is_file():
-        return path.read_text(encoding="ascii", errors="replace").strip()
+    if Path(value).is_file():
+        return read_input(value, "seed file").decode("ascii", errors="replace").strip()
     if value.startswith("SU"):
         return value
     raise UsageError(f"--seed {value!r} is neither a seed file nor an 'SU...' seed")
@@ -66,7 +74,7 @@ def _keygen(args: argparse.Namespace) -> int:
         seed = nkeys.generate_seed()
         public = nkeys.public_of(nkeys.private_key(seed))
         if args.out:
-            write_atomic(args.out, (seed + "\n").encode(), mode=0o600)
+            _write(args.out, (seed + "\n").encode(), mode=0o600)
             print(public)
         else:
             _emit(_pretty({"seed": seed, "public_key": public}), None)
@@ -78,7 +86,7 @@ def _keygen(args: argparse.Namespace) -> int:
     secret = private_jwk(key, kid, args.alg)
     jwks = {"keys": [public_jwk(key, kid, args.alg)]}
     if args.out:
-        write_atomic(args.out, _pretty(secret), mode=0o600)
+        _write(args.out, _pretty(secret), mode=0o600)
         _emit(_pretty(jwks), None)
     else:
         _emit(_pretty({"private_jwk": secret, "jwks": jwks}), None)
@@ -127,9 +135,27 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# Agent SoW §6 (terms-extension.md §5): signed_at is RFC 3339 UTC, with Z.
+_RFC3339_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z", re.ASCII)
+
+
+def _signed_at(text: str | None) -> str:
+    if text is None:
+        return _now()
+    try:
+        # The pattern gives the shape; strptime the calendar (no 30 February).
+        datetime.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")
+        valid = _RFC3339_UTC.fullmatch(text) is not None
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UsageError(f"--signed-at {text!r} is not an RFC 3339 UTC time like {_now()}")
+    return text
+
+
 def _proposal_sign(args: argparse.Namespace) -> int:
     document = _object_file(args.doc, "proposal")
-    signed = sign_proposal(document, _seed(args.seed), args.signed_at or _now())
+    signed = sign_proposal(document, _seed(args.seed), _signed_at(args.signed_at))
     _emit(_pretty(signed), args.out)
     print(f"digest: {digest(signed)}", file=sys.stderr)
     return EXIT_OK
@@ -169,7 +195,8 @@ def _answer(args: argparse.Namespace) -> int:
         raise UsageError(f"card {args.card!r} is not strict I-JSON: {exc} [{exc.code}]") from None
     files: dict[str, bytes] = {}
     for item in args.proposal:
-        url, sep, path = item.partition("=")
+        # The last '=': a committed url may carry a query (`?v=2`); a file name is ours.
+        url, sep, path = item.rpartition("=")
         if not sep or not url or not path:
             raise UsageError(f"--proposal takes URL=FILE, got {item!r}")
         files[url] = read_input(path, "proposal")
@@ -196,6 +223,12 @@ def _answer(args: argparse.Namespace) -> int:
 # -- parsers -------------------------------------------------------------------------
 
 
+def _wrap(text: str) -> str:
+    # The parsers keep their examples' lines as written (RawDescriptionHelpFormatter),
+    # which would leave a description as one long line.
+    return textwrap.fill(text, 88)
+
+
 def register(sub: Any) -> None:
     raw = argparse.RawDescriptionHelpFormatter
 
@@ -203,8 +236,10 @@ def register(sub: Any) -> None:
         "keygen",
         help="generate a signing key",
         formatter_class=raw,
-        description="Generate a key: an nkey seed for proposals and result records "
-        "(default), or a JWK for card signatures.",
+        description=_wrap(
+            "Generate a key: an nkey seed for proposals and result records "
+            "(default), or a JWK for card signatures."
+        ),
         epilog="examples:\n  a2a-interview keygen --out provider.seed       # prints the U... key\n"
         "  a2a-interview keygen --alg EdDSA --kid card-2026 --out card.jwk > jwks.json",
     )
@@ -219,8 +254,10 @@ def register(sub: Any) -> None:
         "sign",
         help="append a JWS signature to a card",
         formatter_class=raw,
-        description="Sign CARD as it will be served: strict RFC 8785 of the card without "
-        "`signatures`, detached JWS (JSON serialization) appended to `signatures`.",
+        description=_wrap(
+            "Sign CARD as it will be served: strict RFC 8785 of the card without "
+            "`signatures`, detached JWS (JSON serialization) appended to `signatures`."
+        ),
         epilog="example:\n  a2a-interview card sign card.json --key card.jwk --kid card-2026 \\\n"
         "      --jku https://agent.example/.well-known/jwks.json --out signed.json",
     )
@@ -234,9 +271,14 @@ def register(sub: Any) -> None:
     p = card_sub.add_parser(
         "verify",
         help="verify a card's signatures",
-        description="Verify CARD's signatures under the readings 'served' and 'prune-empty' "
-        "(PROFILE §6.3) and print the status, the reading that verified, kid and RFC 7638 "
-        "thumbprint. Exit 0 when a signature verifies, 1 otherwise.",
+        description=_wrap(
+            "Verify CARD's signatures under the readings 'served' and 'prune-empty' "
+            "(PROFILE §6.3) and print the status, the reading that verified, kid and RFC 7638 "
+            "thumbprint. Exit 0 when a signature verifies, 1 otherwise."
+        ),
+        formatter_class=raw,
+        epilog="examples:\n  a2a-interview card verify signed.json --jwks jwks.json\n"
+        "  a2a-interview card verify signed.json --jwks jwks.json --reading served --json",
     )
     p.add_argument("card", help="the card JSON file ('-' for stdin)")
     p.add_argument("--jwks", help="pinned JWK Set file holding the signer's public key")
@@ -249,9 +291,14 @@ def register(sub: Any) -> None:
     p = prop_sub.add_parser(
         "sign",
         help="sign a standing proposal as its provider",
-        description="Replace DOC's signatures with one provider signature (Ed25519 over "
-        "'agent-sow-v1\\n' + JCS of the document without signatures). Prints the digest "
-        "that a terms entry commits to on stderr.",
+        description=_wrap(
+            "Replace DOC's signatures with one provider signature (Ed25519 over "
+            "'agent-sow-v1\\n' + JCS of the document without signatures). Prints the digest "
+            "that a terms entry commits to on stderr."
+        ),
+        formatter_class=raw,
+        epilog="example:\n  a2a-interview proposal sign terms.json --seed provider.seed "
+        "--out terms.sow.json",
     )
     p.add_argument("doc", help="the proposal JSON file ('-' for stdin)")
     p.add_argument("--seed", required=True, help="seed file (or an SU... seed)")
@@ -261,19 +308,29 @@ def register(sub: Any) -> None:
     p = prop_sub.add_parser(
         "digest",
         help="print the digest a terms entry commits to",
-        description="Print sha256: + hex of SHA-256 over the RFC 8785 bytes of the whole "
-        "document (terms §5).",
+        description=_wrap(
+            "Print sha256: + hex of SHA-256 over the RFC 8785 bytes of the whole "
+            "document (terms §5)."
+        ),
+        formatter_class=raw,
+        epilog="example:\n  a2a-interview proposal digest terms.sow.json",
     )
     p.add_argument("doc", help="the proposal JSON file ('-' for stdin)")
     p.set_defaults(run=_proposal_digest)
     p = prop_sub.add_parser(
         "verify",
         help="verify a proposal as a terms entry would",
-        description="Verify DOC (a file or an https URL) per terms §3: digest (with "
-        "--digest), provider signature, standing-proposal shape. Prints 'ok' or the reason "
-        "code (fetch_failed, not_json, digest_spelling, digest_mismatch, unsigned, "
-        "signature_malformed, signature_invalid, not_standing_proposal, "
-        "directed_on_public_card). Exit 0 when it verifies, 1 otherwise.",
+        description=_wrap(
+            "Verify DOC (a file or an https URL) per terms §3: digest (with "
+            "--digest), provider signature, standing-proposal shape. Prints 'ok' or the reason "
+            "code (fetch_failed, not_json, digest_spelling, digest_mismatch, unsigned, "
+            "signature_malformed, signature_invalid, not_standing_proposal, "
+            "directed_on_public_card). Exit 0 when it verifies, 1 otherwise."
+        ),
+        formatter_class=raw,
+        epilog="examples:\n  a2a-interview proposal verify terms.sow.json --digest sha256:...\n"
+        "  a2a-interview proposal verify https://agent.example/terms/t.sow.json "
+        "--digest sha256:...",
     )
     p.add_argument("doc", help="the proposal: a file, '-' for stdin, or an https URL")
     p.add_argument("--digest", help="the digest the terms entry commits to")
@@ -283,8 +340,10 @@ def register(sub: Any) -> None:
         "answer",
         help="preview the bytes a server would answer",
         formatter_class=raw,
-        description="Build every answer from CARD and its committed proposals, as a server "
-        "would, and print the exact bytes of one: the JSON-RPC `result`.",
+        description=_wrap(
+            "Build every answer from CARD and its committed proposals, as a server "
+            "would, and print the exact bytes of one: the JSON-RPC `result`."
+        ),
         epilog="examples:\n  a2a-interview answer card.json identity\n"
         "  a2a-interview answer card.json --proposal https://a.example/t.json=t.json \\\n"
         "      terms --skill reconcile-statement",

@@ -42,9 +42,21 @@ def remote_address(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-def _path(url: str) -> str:
-    path = urlsplit(url).path.rstrip("/")
-    return path or "/"
+def interface_paths(card: Any, binding: str) -> list[str]:
+    """The paths of the card's ``binding`` interfaces, in card order, each once, without a
+    trailing slash (``/`` for the root). A URL that does not parse (a malformed IPv6
+    host) names no path to answer on and is skipped: it must not break the app."""
+    paths: list[str] = []
+    for item in interfaces(card):
+        if item.binding != binding:
+            continue
+        try:
+            path = urlsplit(item.url).path.rstrip("/") or "/"
+        except ValueError:
+            continue
+        if path not in paths:
+            paths.append(path)
+    return paths
 
 
 class _Routes:
@@ -53,17 +65,20 @@ class _Routes:
     __slots__ = ("interview", "rest", "rpc")
 
     def __init__(self, interview: Interview, rpc_paths: Any, rest_paths: Any) -> None:
-        declared = interfaces(interview.card)
+        card = interview.card
         self.interview = interview
         self.rpc = frozenset(
-            rpc_paths if rpc_paths is not None
-            else (_path(i.url) for i in declared if i.binding == "JSONRPC")
-        )  # fmt: skip
-        bases = (
-            rest_paths if rest_paths is not None
-            else (_path(i.url) for i in declared if i.binding == "HTTP+JSON")
-        )  # fmt: skip
+            rpc_paths if rpc_paths is not None else interface_paths(card, "JSONRPC")
+        )
+        bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
         self.rest = tuple((b.rstrip("/") + rpc.REST_SEGMENT) for b in bases)
+
+
+def if_none_match(header: bytes, etag: bytes) -> bool:
+    """Whether an ``If-None-Match`` value matches ``etag``: weak comparison, ``*``
+    included (RFC 9110 §13.1.2)."""
+    candidates = [c.strip() for c in header.split(b",")]
+    return b"*" in candidates or any(c.removeprefix(b"W/") == etag for c in candidates)
 
 
 async def send_reply(send: Send, reply: rpc.Reply) -> None:
@@ -134,7 +149,7 @@ class InterviewMiddleware:
             await self._jsonrpc(scope, receive, send, routes.interview)
         elif method in ("GET", "HEAD") and path == self.card_path and self.serve_card:
             await self._card(scope, send, routes.interview)
-        elif _INTERVIEW in scope.get("raw_path", path.encode()) or rpc.REST_SEGMENT in path:
+        elif _INTERVIEW in (scope.get("raw_path") or b"") or rpc.REST_SEGMENT in path:
             await self._rest(scope, receive, send, routes)
         else:
             await self.app(scope, receive, send)
@@ -177,7 +192,7 @@ class InterviewMiddleware:
     async def _card(self, scope: Scope, send: Send, iv: Interview) -> None:
         etag = b'"' + iv.card_digest[7:39].encode() + b'"'
         for name, value in scope["headers"]:
-            if name == b"if-none-match" and etag in (v.strip() for v in value.split(b",")):
+            if name == b"if-none-match" and if_none_match(value, etag):
                 headers = [(b"etag", etag), (b"cache-control", self.cache_control)]
                 await send({"type": "http.response.start", "status": 304, "headers": headers})
                 await send({"type": "http.response.body", "body": b""})

@@ -44,7 +44,7 @@ import hashlib
 import ipaddress
 import logging
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
@@ -57,11 +57,21 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'a2a-interview[server,client]'"
     ) from exc
 
-from ..declarations import Declarations, build, interfaces, read_card
+from ..declarations import Declarations, build, read_card
 from ..errors import DeclarationError, IngressError, InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
 from ..terms import read_terms_entries
-from .asgi import ASGIApp, ClientKey, InterviewMiddleware, Receive, Scope, Send, remote_address
+from .asgi import (
+    ASGIApp,
+    ClientKey,
+    InterviewMiddleware,
+    Receive,
+    Scope,
+    Send,
+    if_none_match,
+    interface_paths,
+    remote_address,
+)
 from .lifecycle import LiveDeclarations
 
 log = logging.getLogger("a2a_interview.proxy")
@@ -83,6 +93,7 @@ _HOP_BY_HOP: Final = frozenset({
 _NOT_FORWARDED: Final = _HOP_BY_HOP | {b"expect"}
 _BAD_GATEWAY: Final = (502, b"upstream unavailable\n")
 _GATEWAY_TIMEOUT: Final = (504, b"upstream timed out\n")
+_BAD_TARGET: Final = (400, b"request target not forwarded\n")
 
 
 class ProxyError(InterviewError):
@@ -125,7 +136,7 @@ async def _fetch(
     *,
     max_bytes: int,
     timeout: float,
-    headers: Mapping[str, str] | None = None,
+    headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> _Fetched:
     """GET ``url`` with a total deadline, a size bound and same-origin redirects only.
 
@@ -184,16 +195,16 @@ class UpstreamDeclarations(Declarations):
 
     card_bytes: bytes
     content_type: bytes
-    validator: str | None
+    validator: bytes | None
     etag: bytes
 
 
 def _card_url(upstream: str) -> str:
-    parts = urlsplit(upstream)
     try:
+        parts = urlsplit(upstream)  # raises ValueError for a malformed IPv6 host
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        raise ProxyError("the upstream URL has an unusable port") from None
+        raise ProxyError("the upstream URL has an unusable port or host") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ProxyError("the upstream must be an http:// or https:// URL")
     if parts.path.endswith(".json"):
@@ -271,9 +282,9 @@ class _Upstream:
         """
         current = self.live.declarations if self.live is not None else None
         previous = current if isinstance(current, UpstreamDeclarations) else None
-        headers = {"Accept": "application/json"}
+        headers = [(b"accept", b"application/json")]
         if previous is not None and previous.validator is not None:
-            headers["If-None-Match"] = previous.validator
+            headers.append((b"if-none-match", previous.validator))
         try:
             fetched = await _fetch(
                 self.client(), self.card_url, max_bytes=self.max_bytes,
@@ -297,7 +308,7 @@ class _Upstream:
         bodies = await asyncio.gather(*(self._proposal(u) for u in urls))
         fetched_proposals = {u: b for u, b in zip(urls, bodies, strict=True) if b is not None}
         declarations = build(card, fetched_proposals, max_bytes=self.max_bytes)
-        if not any(i.binding in ("JSONRPC", "HTTP+JSON") for i in interfaces(card)):
+        if not (interface_paths(card, "JSONRPC") or interface_paths(card, "HTTP+JSON")):
             raise ProxyError(
                 "the upstream card declares no JSONRPC or HTTP+JSON interface to serve on"
             )
@@ -311,7 +322,9 @@ class _Upstream:
                 (v for k, v in fetched.headers.raw if k.lower() == b"content-type"),
                 b"application/json",
             ),
-            validator=fetched.headers.get("etag"),
+            # Raw bytes: an ETag may carry obs-text (RFC 9110 §8.8.3), which httpx
+            # would decode and then fail to encode again as a request header.
+            validator=next((v for k, v in fetched.headers.raw if k.lower() == b"etag"), None),
             etag=b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"',
         )
         if previous is not None and previous.interview.card_digest != result.interview.card_digest:
@@ -323,12 +336,6 @@ class _Upstream:
 
 
 # ---------------------------------------------------------------------------- serving
-
-
-def _if_none_match(header: bytes, etag: bytes) -> bool:
-    # RFC 9110 §13.1.2: If-None-Match uses the weak comparison.
-    candidates = [c.strip() for c in header.split(b",")]
-    return b"*" in candidates or any(c.removeprefix(b"W/") == etag for c in candidates)
 
 
 class _CardServer:
@@ -352,7 +359,7 @@ class _CardServer:
             return
         headers = [(b"etag", snapshot.etag), (b"cache-control", self.cache_control)]
         for name, value in scope["headers"]:
-            if name == b"if-none-match" and _if_none_match(value, snapshot.etag):
+            if name == b"if-none-match" and if_none_match(value, snapshot.etag):
                 await send({"type": "http.response.start", "status": 304, "headers": headers})
                 await send({"type": "http.response.body", "body": b""})
                 return
@@ -421,6 +428,12 @@ class _PassThrough:
         if scope["type"] != "http":
             return
         path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+        if not path.startswith(b"/"):
+            # Only origin-form targets are forwarded: `OPTIONS *` has no URL of its own
+            # upstream, and a target such as `@host/x` would name another host once
+            # appended to the upstream's origin.
+            await _plain(send, *_BAD_TARGET)
+            return
         query: bytes = scope.get("query_string", b"")
         url = self.upstream.origin + path.decode("latin-1")
         if query:
@@ -661,19 +674,10 @@ class ProxyInfo:
 def describe(app: ProxyApp, listen: str) -> ProxyInfo:
     """The paths and declarations ``app`` currently serves."""
     declarations = app.live.declarations
-    found = interfaces(declarations.card)
-
-    def paths(binding: str) -> tuple[str, ...]:
-        out = []
-        for item in found:
-            path = urlsplit(item.url).path.rstrip("/") or "/"
-            if item.binding == binding and path not in out:
-                out.append(path)
-        return tuple(out)
-
+    card = declarations.card
     return ProxyInfo(
-        listen, app.card_url, declarations.interview.card_digest,
-        len(declarations.verdicts), paths("JSONRPC"), paths("HTTP+JSON"),
+        listen, app.card_url, declarations.interview.card_digest, len(declarations.verdicts),
+        tuple(interface_paths(card, "JSONRPC")), tuple(interface_paths(card, "HTTP+JSON")),
     )  # fmt: skip
 
 
@@ -749,7 +753,8 @@ async def serve(
     server = uvicorn.Server(config)
     if started is not None:
         bound = sock.getsockname()
-        started(describe(app, f"http://{host}:{bound[1]}"))
+        netloc = f"[{host}]" if ":" in host else host
+        started(describe(app, f"http://{netloc}:{bound[1]}"))
     try:
         await server.serve(sockets=[sock])
     finally:

@@ -45,14 +45,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
-from urllib.parse import urlsplit
 
 try:
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
     from a2a.types import AgentCard, AgentExtension
     from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
     from google.protobuf.json_format import ParseDict
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
     from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -61,10 +60,18 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from .. import rpc
-from ..declarations import Declarations, Fetch, build, interfaces
+from ..declarations import Declarations, Fetch, build
 from ..projection import Interview
 from ..spec import INTERVIEW_URI
-from .asgi import ClientKey, Receive, Scope, Send, remote_address
+from .asgi import (
+    ClientKey,
+    Receive,
+    Scope,
+    Send,
+    if_none_match,
+    interface_paths,
+    remote_address,
+)
 
 if TYPE_CHECKING:
     from starlette.datastructures import URLPath
@@ -163,10 +170,6 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
-def _path(url: str) -> str:
-    return urlsplit(url).path.rstrip("/")
-
-
 @dataclass(slots=True)
 class _Serving:
     """What every interview route shares: the answers, the limiter, the client key."""
@@ -254,7 +257,12 @@ def _wrap_jsonrpc(route: Route, serving: _Serving) -> Route:
     sdk_endpoint: Endpoint = route.endpoint
 
     async def endpoint(request: Request) -> Response:
-        body = await request.body()  # cached on the request: the SDK reads it again
+        try:
+            body = await request.body()  # cached on the request: the SDK reads it again
+        except ClientDisconnect:
+            # The client left mid-body: nothing is ours, and the SDK has its own answer
+            # to a departed client (a -32603, logged), not an unhandled exception here.
+            return await sdk_endpoint(request)
         act = rpc.activation(request.headers.raw)
         reply = rpc.jsonrpc(body, act, serving.interview, max_bytes=serving.max_body)
         if reply is None:
@@ -321,6 +329,7 @@ class InterviewRoutes(Sequence[BaseRoute]):
 
 def _card_route(interview: Interview, card_url: str, cache_control: str | None) -> Route:
     etag = '"' + interview.card_digest[7:39] + '"'
+    etag_bytes = etag.encode("ascii")
     headers = {"ETag": etag}
     if cache_control:
         headers["Cache-Control"] = cache_control
@@ -329,10 +338,8 @@ def _card_route(interview: Interview, card_url: str, cache_control: str | None) 
     async def agent_card(request: Request) -> Response:
         """The Agent Card, exactly the object the interview answers are projected from."""
         wanted = request.headers.get("if-none-match")
-        if wanted is not None:
-            tags = {t.strip().removeprefix("W/") for t in wanted.split(",")}
-            if "*" in tags or etag in tags:
-                return Response(status_code=304, headers=headers)
+        if wanted is not None and if_none_match(wanted.encode("latin-1"), etag_bytes):
+            return Response(status_code=304, headers=headers)
         return Response(body, media_type="application/json", headers=headers)
 
     return Route(card_url, agent_card, methods=["GET"])
@@ -384,7 +391,7 @@ def interview_routes(
             wrapped.append(route)
 
     if rest_paths is None:
-        bases = [_path(i.url) for i in interfaces(card) if i.binding == "HTTP+JSON"]
+        bases = [p.rstrip("/") for p in interface_paths(card, "HTTP+JSON")]
     else:
         bases = [p.rstrip("/") for p in rest_paths]
     rest: list[BaseRoute] = [_InterviewRestRoute(bases, serving)] if bases else []
