@@ -22,8 +22,21 @@ No message interpolates a declared document or anything a peer sent.
     ├── WireFormatError                 wire_format    (a model's from_json)
     ├── DeclarationError                declaration    (a card or proposal we cannot serve)
     ├── KeyFormatError                  key_format     (nkeys, JWKs, seeds)
-    └── SignatureError                  signature
-        └── AlgorithmRefused            alg_refused    (none, HS*, anything unlisted)
+    ├── SignatureError                  signature
+    │   └── AlgorithmRefused            alg_refused    (none, HS*, anything unlisted)
+    │
+    │   The drivers add theirs beside their code, on the same root:
+    ├── client.TransportFailure         transport      (an exchange with a peer failed)
+    │   ├── InsecureURL                 insecure_url
+    │   ├── ConnectFailed               connect_failed
+    │   ├── TimedOut                    timeout
+    │   ├── BodyTooLarge                too_large
+    │   ├── RedirectRefused             redirect_refused
+    │   ├── Unavailable                 unavailable    (502, 503, 504)
+    │   └── RateLimited                 rate_limited   (429 beyond the wait budget)
+    ├── verify.NotOffered               not_offered
+    ├── verify.AuthenticationRequired   authentication_required
+    └── server.proxy.ProxyError         proxy          (cannot start, or read upstream)
 """
 
 from __future__ import annotations

@@ -126,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:
         print(f"a2a-interview: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:  # a file named on the command line that cannot be written
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(f"a2a-interview: error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("a2a-interview: interrupted", file=sys.stderr)
         return 130
