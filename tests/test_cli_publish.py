@@ -118,6 +118,11 @@ def test_keygen_and_card_sign_verify(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == EXIT_FAILED and "unsigned" in out
 
 
+def test_keygen_kid_without_a_jwk_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "keygen", "--kid", "k1")
+    assert code == EXIT_USAGE and "--kid names a JWK" in err
+
+
 def test_keygen_nkey(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from a2a_interview import nkeys
 

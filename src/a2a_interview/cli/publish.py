@@ -71,6 +71,8 @@ def _seed(value: str) -> str:
 
 def _keygen(args: argparse.Namespace) -> int:
     if args.alg == "nkey":
+        if args.kid:
+            raise UsageError("--kid names a JWK; an nkey is its own identifier (use --alg)")
         seed = nkeys.generate_seed()
         public = nkeys.public_of(nkeys.private_key(seed))
         if args.out:
