@@ -628,7 +628,7 @@ async def verify(
     - ``not_offered``: the card does not declare the interview;
     - ``unreachable``: a run could not complete (``incomplete.reason``: a transport
       code such as ``connect_failed``, ``timeout``, ``too_large``, ``insecure_url``,
-      ``redirect_refused``, ``rate_limited``; or ``card_status``,
+      ``redirect_refused``, ``rate_limited``, ``unavailable``; or ``card_status``,
       ``card_unreadable``, ``authentication_required``, ``agent_unavailable``,
       ``total_timeout``, ``unusable_input``).
 
