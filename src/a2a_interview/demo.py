@@ -23,13 +23,13 @@ Requires the ``sdk`` and ``server`` extras.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import reference
 from .jcs import canonicalize
+from .server.listen import bind, origin_of
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor
@@ -153,29 +153,6 @@ def build_app(
     documents = [_bytes_route(reference.JWKS_PATH, canonicalize(reference.jwks()))]
     documents += [_bytes_route(urlsplit(url).path, body) for url, body in proposals.items()]
     return Starlette(routes=[*documents, *routes])
-
-
-def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: a free one). Raises ``OSError``."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only when
-    # the listening socket says TCP (with proto 0, Nagle and delayed ACKs add ~40 ms).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-        sock.set_inheritable(True)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def origin_of(sock: socket.socket) -> str:
-    """``http://host:port`` of a bound socket (IPv6 hosts in brackets)."""
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def serve(

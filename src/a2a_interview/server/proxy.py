@@ -73,6 +73,7 @@ from .asgi import (
     remote_address,
 )
 from .lifecycle import LiveDeclarations
+from .listen import bind
 
 log = logging.getLogger("a2a_interview.proxy")
 
@@ -682,14 +683,9 @@ def describe(app: ProxyApp, listen: str) -> ProxyInfo:
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
+        sock = bind(host, port)
     except OSError as exc:
-        sock.close()
         raise ProxyError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
     sock.setblocking(False)
     return sock
