@@ -89,6 +89,28 @@ async def send_reply(send: Send, reply: rpc.Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+async def send_document(
+    scope: Scope,
+    send: Send,
+    body: bytes,
+    etag: bytes,
+    cache_control: bytes,
+    *,
+    content_type: bytes = b"application/json",
+) -> None:
+    """Answer a GET or HEAD for a document held as bytes: ``304`` when the request's
+    ``If-None-Match`` matches ``etag`` (weak comparison), else ``200`` with the body."""
+    headers = [(b"etag", etag), (b"cache-control", cache_control)]
+    for name, value in scope["headers"]:
+        if name == b"if-none-match" and if_none_match(value, etag):
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+    headers += [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
 class InterviewMiddleware:
     """Serve the interview for ``app``'s agent.
 
@@ -191,23 +213,7 @@ class InterviewMiddleware:
 
     async def _card(self, scope: Scope, send: Send, iv: Interview) -> None:
         etag = b'"' + iv.card_digest[7:39].encode() + b'"'
-        for name, value in scope["headers"]:
-            if name == b"if-none-match" and if_none_match(value, etag):
-                headers = [(b"etag", etag), (b"cache-control", self.cache_control)]
-                await send({"type": "http.response.start", "status": 304, "headers": headers})
-                await send({"type": "http.response.body", "body": b""})
-                return
-        body = iv.card_bytes
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"etag", etag),
-            (b"cache-control", self.cache_control),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send(
-            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
-        )
+        await send_document(scope, send, iv.card_bytes, etag, self.cache_control)
 
     async def _buffer(self, scope: Scope, receive: Receive) -> tuple[bytes | None, Receive | None]:
         """Read the request body up to ``max_body``.

@@ -68,9 +68,9 @@ from .asgi import (
     Receive,
     Scope,
     Send,
-    if_none_match,
     interface_paths,
     remote_address,
+    send_document,
 )
 from .lifecycle import LiveDeclarations
 from .listen import bind
@@ -358,21 +358,10 @@ class _CardServer:
         ):
             await self.app(scope, receive, send)
             return
-        headers = [(b"etag", snapshot.etag), (b"cache-control", self.cache_control)]
-        for name, value in scope["headers"]:
-            if name == b"if-none-match" and if_none_match(value, snapshot.etag):
-                await send({"type": "http.response.start", "status": 304, "headers": headers})
-                await send({"type": "http.response.body", "body": b""})
-                return
-        body = snapshot.card_bytes
-        headers += [
-            (b"content-type", snapshot.content_type),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send(
-            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
-        )
+        await send_document(
+            scope, send, snapshot.card_bytes, snapshot.etag, self.cache_control,
+            content_type=snapshot.content_type,
+        )  # fmt: skip
 
 
 def _listed(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
