@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from . import pointer
 from .declarations import interfaces
@@ -45,6 +45,7 @@ from .spec import (
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
     RPC_METHOD_NOT_FOUND,
+    Question,
 )
 from .terms import ProposalVerdict, TermsEntry, card_extensions, terms_extensions
 
@@ -344,7 +345,7 @@ class Declared:
         parsed once per selection (a cache, not state: the value never changes)."""
         key = (question, skill)
         if key not in self._expected:
-            self._expected[key] = result_from_json(loads(self.interview.answer(question, skill)))
+            self._expected[key] = self.interview.expected(cast(Question, question), skill)
         return self._expected[key]
 
     def member(self, source: Source, document: Any) -> tuple[JSON, bytes | None] | None:
@@ -366,16 +367,12 @@ class Declared:
     @property
     def has_terms_entry(self) -> bool:
         """The card carries a terms extension entry (interview §4 rule 4)."""
-        return bool(self.entries) or _has_terms_extension(self.card)
+        return bool(terms_extensions(self.card))
 
     @property
     def signers(self) -> frozenset[str]:
         """The nkeys that signed the proposals that verified."""
         return frozenset(v.signer for _, v in self.entries if v.signer is not None)
-
-
-def _has_terms_extension(card: JSONObject) -> bool:
-    return bool(terms_extensions(card))
 
 
 # ---------------------------------------------------------------------------------------
