@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import ipaddress
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -57,6 +56,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'a2a-interview[server,client]'"
     ) from exc
 
+from ..client import InsecureURL, check_url, origin
 from ..declarations import Declarations, build, read_card
 from ..errors import DeclarationError, IngressError, InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
@@ -115,22 +115,6 @@ class _Fetched:
     headers: httpx.Headers
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) of ``url``. Raises ``ValueError`` for an unusable port."""
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), port
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 async def _fetch(
     client: httpx.AsyncClient,
     url: str,
@@ -145,7 +129,7 @@ async def _fetch(
     :class:`ProxyError` on a transport error, the deadline, a body over ``max_bytes``,
     a cross-origin redirect, or more than ``MAX_REDIRECTS`` hops.
     """
-    origin = _origin(url)
+    start = origin(url)
     try:
         async with asyncio.timeout(timeout):
             for _ in range(MAX_REDIRECTS + 1):
@@ -156,8 +140,8 @@ async def _fetch(
                     if response.is_redirect and location is not None:
                         url = urljoin(url, location)
                         try:
-                            same = _origin(url) == origin
-                        except ValueError:
+                            same = origin(url) == start
+                        except InsecureURL:
                             same = False
                         if not same:
                             raise ProxyError("a cross-origin redirect was refused")
@@ -231,7 +215,7 @@ class _Upstream:
         transport: httpx.AsyncBaseTransport | None,
     ) -> None:
         self.card_url = _card_url(upstream)
-        scheme, host, port = _origin(self.card_url)
+        scheme, host, port = origin(self.card_url)
         netloc = f"[{host}]" if ":" in host else host
         self.origin = f"{scheme}://{netloc}:{port}"
         self.card_path = urlsplit(self.card_url).path
@@ -261,10 +245,8 @@ class _Upstream:
     async def _proposal(self, url: str) -> bytes | None:
         # terms §3 step 1: HTTPS, or HTTP on loopback for local tests.
         try:
-            scheme, host, _ = _origin(url)
-        except ValueError:
-            return None
-        if not (scheme == "https" or (scheme == "http" and _is_loopback(host))):
+            check_url(url)
+        except InsecureURL:
             return None
         try:
             fetched = await _fetch(
