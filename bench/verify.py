@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from a2a_interview.cli import main as cli_main  # noqa: E402
-from a2a_interview.verify import verify  # noqa: E402
+from a2a_interview.verifier import verify  # noqa: E402
 
 # --- the agents, in a child process --------------------------------------------------------
 

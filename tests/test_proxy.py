@@ -942,7 +942,7 @@ async def test_the_verifier_finds_the_proxied_agent_consistent() -> None:
     # Issue 4: `verify` against the proxy in front of a plain a2a-sdk agent reports
     # consistent. As deployed, the card names the proxy's address for its interfaces
     # (the proxy rewrites nothing); the proposals stay where upstream serves them.
-    from a2a_interview.verify import verify
+    from a2a_interview.verifier import verify
 
     sock = free_socket()
     proxy_origin = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -32,7 +32,7 @@ from a2a_interview.record import (
     verify_record_signature,
 )
 from a2a_interview.report import REMINDER, junit_xml, render_report
-from a2a_interview.verify import failed_record
+from a2a_interview.verifier import failed_record
 
 VALIDATOR = jsonschema.Draft202012Validator(schema())
 CARD_THUMBPRINT = "snh9Wn5o_ibdcTy7ZNR1HksDAfUxtNaVBRboW6-EjrQ"  # the reference card key

@@ -22,7 +22,7 @@ from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
 from a2a_interview.report import junit_xml
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
-from a2a_interview.verify import verify
+from a2a_interview.verifier import verify
 from agents import Call, Reply, Wrap, honest, rewrite_results
 from servers import closed_port_url, serve
 
@@ -552,7 +552,7 @@ async def test_a_429_is_waited_out_and_never_counted() -> None:
 async def test_a_429_on_the_proposals_is_never_counted_either() -> None:
     # PROFILE §7: a proposal that could not be fetched for 429s is not fetch_failed
     # (which would make every terms projection a proposal_failed conflict).
-    from a2a_interview.client import ClientOptions
+    from a2a_interview.verifier.client import ClientOptions
 
     def limit(call: Call) -> Reply | None:
         if call.path.startswith("/terms/"):
@@ -628,7 +628,7 @@ async def test_401_is_authentication_required_not_non_conformance() -> None:
 
 
 async def test_credentials_open_the_interview() -> None:
-    from a2a_interview.client import ClientOptions
+    from a2a_interview.verifier.client import ClientOptions
 
     client = ClientOptions(headers=(("Authorization", "Bearer s3cret"),))
     document = await interview(_guarded, client=client)

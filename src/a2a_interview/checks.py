@@ -1,6 +1,6 @@
 """The verifier's checks (PROFILE §7) as pure functions over values already fetched.
 
-Nothing here does I/O: the driver (``verify.py``) fetches the card, the proposals and
+Nothing here does I/O: the driver (``verifier/procedure.py``) fetches the card, the proposals and
 every response, and hands this module parsed documents and raw ``(status, headers,
 body)`` exchanges. Each function returns values: :class:`Conflict` (a disagreement
 between the agent and its declarations, PROFILE §7) or :class:`Advisory` (a finding that

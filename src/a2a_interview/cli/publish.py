@@ -170,7 +170,7 @@ def _proposal_digest(args: argparse.Namespace) -> int:
 
 def _proposal_verify(args: argparse.Namespace) -> int:
     if args.doc.startswith(("http://", "https://")):
-        from ..client import fetch_document
+        from ..verifier.client import fetch_document
 
         body = fetch_document(args.doc)
     else:

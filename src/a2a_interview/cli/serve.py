@@ -30,7 +30,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from ..demo import bind, build_app, origin_of
     from ..report import render_report
     from ..server.ratelimit import RateLimiter
-    from ..verify import verify
+    from ..verifier import verify
     from .verify import OUTCOME_EXIT
 
     try:

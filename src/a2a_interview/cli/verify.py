@@ -301,8 +301,8 @@ def _seed(value: str | None) -> str | None:
 
 def _options(args: argparse.Namespace, **extra: Any) -> Any:
     from ..cardsig import READINGS
-    from ..client import ClientOptions
-    from ..verify import VerifyOptions
+    from ..verifier.client import ClientOptions
+    from ..verifier.procedure import VerifyOptions
 
     headers = _credentials(args) if hasattr(args, "header") else ()
     return VerifyOptions(
@@ -347,7 +347,7 @@ def _verify(args: argparse.Namespace) -> int:
     import anyio
 
     from ..report import junit_xml, render_report
-    from ..verify import verify
+    from ..verifier.procedure import verify
 
     url = _url(args.url)
     jwks = None
@@ -386,11 +386,11 @@ def _verify(args: argparse.Namespace) -> int:
 def _ask(args: argparse.Namespace) -> int:
     import anyio
 
-    from ..client import ClientOptions, TransportFailure
     from ..errors import DeclarationError, IngressError
     from ..report import show
     from ..spec import SELECTOR_QUESTIONS
-    from ..verify import AuthenticationRequired, NotOffered, ask
+    from ..verifier.client import ClientOptions, TransportFailure
+    from ..verifier.procedure import AuthenticationRequired, NotOffered, ask
 
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
@@ -552,8 +552,8 @@ async def _many(
     import anyio
     import httpx
 
-    from ..client import tls_context
-    from ..verify import failed_record, verify
+    from ..verifier.client import tls_context
+    from ..verifier.procedure import failed_record, verify
 
     documents: list[Any] = [None] * len(urls)
     written = 0

@@ -56,11 +56,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'a2a-interview[server,client]'"
     ) from exc
 
-from ..client import InsecureURL, check_url, origin
 from ..declarations import Declarations, build, read_card
 from ..errors import DeclarationError, IngressError, InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
 from ..terms import read_terms_entries
+from ..verifier.client import InsecureURL, check_url, origin
 from .asgi import (
     ASGIApp,
     ClientKey,

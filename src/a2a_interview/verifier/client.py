@@ -49,8 +49,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the interviewer needs httpx: pip install 'a2a-interview[client]'") from exc
 
-from .errors import InterviewError
-from .spec import CARD_PATH, MAX_DOCUMENT_BYTES
+from ..errors import InterviewError
+from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
 
 __all__ = [
     "BodyTooLarge",

@@ -33,8 +33,8 @@ from urllib.parse import quote
 
 import anyio
 
-from .cardsig import READINGS, Reading, jwks_from_json, verify_card
-from .checks import (
+from ..cardsig import READINGS, Reading, jwks_from_json, verify_card
+from ..checks import (
     Advisory,
     Binding,
     Check,
@@ -63,6 +63,32 @@ from .checks import (
     read_result,
     run_statuses,
 )
+from ..declarations import interview_entry, read_card
+from ..errors import DeclarationError, IngressError, InterviewError, KeyFormatError
+from ..ijson import JSONObject
+from ..jcs import canonicalize, digest, digest_bytes
+from ..models import Source
+from ..record import (
+    CallRecord,
+    CardSignature,
+    Incomplete,
+    Party,
+    ProposalRecord,
+    RanBy,
+    ResultRecord,
+    Run,
+    rfc3339,
+)
+from ..report import render_report
+from ..spec import (
+    EXTENSIONS_HEADER,
+    INTERVIEW_URI,
+    LEGACY_EXTENSIONS_HEADER,
+    METHOD_PREFIX,
+    QUESTIONS,
+    VERSION_HEADER,
+)
+from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import (
     ClientOptions,
     InsecureURL,
@@ -74,32 +100,6 @@ from .client import (
     origin,
     without_credentials,
 )
-from .declarations import interview_entry, read_card
-from .errors import DeclarationError, IngressError, InterviewError, KeyFormatError
-from .ijson import JSONObject
-from .jcs import canonicalize, digest, digest_bytes
-from .models import Source
-from .record import (
-    CallRecord,
-    CardSignature,
-    Incomplete,
-    Party,
-    ProposalRecord,
-    RanBy,
-    ResultRecord,
-    Run,
-    rfc3339,
-)
-from .report import render_report
-from .spec import (
-    EXTENSIONS_HEADER,
-    INTERVIEW_URI,
-    LEGACY_EXTENSIONS_HEADER,
-    METHOD_PREFIX,
-    QUESTIONS,
-    VERSION_HEADER,
-)
-from .terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 
 __all__ = [
     "AskResult",
@@ -637,7 +637,7 @@ async def verify(
     """
     opts = replace(options or VerifyOptions(), **overrides)
     if opts.runner_seed is not None:
-        from .nkeys import private_key
+        from ..nkeys import private_key
 
         private_key(opts.runner_seed)  # the caller's mistake surfaces before any I/O
     started = opts.clock()

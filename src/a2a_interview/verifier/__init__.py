@@ -1,0 +1,28 @@
+"""The verifier: interview any agent over HTTP and keep a signed result record.
+
+A driver family around the pure checks (``a2a_interview.checks``) and the record
+(``a2a_interview.record``): ``client`` moves bytes with bounds, ``procedure`` runs the
+draft's §8 procedure. Needs the ``client`` extra (``pip install 'a2a-interview[client]'``).
+"""
+
+from __future__ import annotations
+
+from .procedure import (
+    AskResult,
+    AuthenticationRequired,
+    NotOffered,
+    VerifyOptions,
+    ask,
+    failed_record,
+    verify,
+)
+
+__all__ = [
+    "AskResult",
+    "AuthenticationRequired",
+    "NotOffered",
+    "VerifyOptions",
+    "ask",
+    "failed_record",
+    "verify",
+]
