@@ -59,7 +59,7 @@ def test_not_ours_passes_through() -> None:
     # PROFILE §3.3 and §3.4: the host answers everything else, -32601 included.
     assert call("interview/identity", act=rpc.NOT_ACTIVATED) is None
     assert call("SendMessage") is None
-    assert rpc.jsonrpc(b'[{"method":"interview/identity"}]', ON, IV) is None
+    assert rpc.jsonrpc(b'[{"method":"SendMessage"}]', ON, IV) is None  # batches: PROFILE §3.9
     assert rpc.jsonrpc(b'{"method":"interview/identity",', ON, IV) is None
     assert rpc.jsonrpc(b'{"method":"interview/identity","method":"x"}', ON, IV) is None
 
@@ -177,3 +177,44 @@ def test_replies_carry_nothing_of_the_request_but_its_id(suffix: str, params: An
     possible.add(head + IV.refusal + b"}")
     possible.add(INVALID_PARAMS.replace(b'"id":1', b'"id":' + canonicalize(request_id)))
     assert reply.body in possible
+
+
+# PROFILE §3.9: every spelling of an interface path is that path.
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("/a2a/jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a/jsonrpc/", "/a2a/jsonrpc"),
+        ("/a2a/x/../jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a/./jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a//jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a/%2e/jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a/%2E%2E/a2a/jsonrpc", "/a2a/jsonrpc"),
+        ("/%61%32%61/jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a/rest/x/../interview/identity", "/a2a/rest/interview/identity"),
+        ("/../../a2a/jsonrpc", "/a2a/jsonrpc"),
+        ("/a2a%2fjsonrpc", "/a2a%2Fjsonrpc"),  # an encoded slash is not unreserved: kept
+        ("", "/"),
+        (b"/a\xff/b", "/a\xff/b"),
+    ],
+)
+def test_normalize_path_every_spelling(raw: str | bytes, expected: str) -> None:
+    assert rpc.normalize_path(raw) == expected
+
+
+def test_activated_batch_naming_the_namespace_is_refused_whole() -> None:
+    # PROFILE §3.9: one JSON-RPC -32600 with the activation echo; never passed on.
+    body = (
+        b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}},'
+        b'{"jsonrpc":"2.0","id":2,"method":"interview/identity"}]'
+    )
+    reply = rpc.jsonrpc(body, ON, IV)
+    assert reply is not None
+    assert (
+        reply.body
+        == b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
+    )
+    assert ("A2A-Extensions", INTERVIEW_URI) in reply.headers
+    ordinary = b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}]'
+    assert rpc.jsonrpc(ordinary, ON, IV) is None
+    assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None

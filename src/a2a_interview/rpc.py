@@ -8,6 +8,7 @@ Drivers (the ASGI layer, the ``a2a-sdk`` route wrapper, the proxy) only move byt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,37 @@ NOT_ACTIVATED = Activation()
 
 
 _HEADER_NAMES = {b"a2a-extensions": 0, b"x-a2a-extensions": 1}
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SLASHES = re.compile(r"/{2,}")
+
+
+def _percent(match: re.Match[str]) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def normalize_path(path: str | bytes) -> str:
+    """The path a host or intermediary may take ``path`` to mean (PROFILE §3.9).
+
+    ``path`` is the raw request target's path, still percent-encoded (ASGI's
+    ``raw_path`` without the query). Applied in this order: percent-encoded unreserved
+    characters decoded and other escapes upper-cased (RFC 3986 §6.2.2.1, §6.2.2.2);
+    runs of ``/`` collapsed to one; dot segments removed (RFC 3986 §5.2.4); a trailing
+    ``/`` dropped (interface paths are compared without one). The result always starts
+    with ``/``. Bytes outside ASCII are read as Latin-1, so no input raises.
+    """
+    text = path.decode("latin-1") if isinstance(path, bytes) else path
+    text = _SLASHES.sub("/", _PERCENT.sub(_percent, text))
+    out: list[str] = []
+    for segment in text.split("/"):
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment not in (".", ""):
+            out.append(segment)
+    return "/" + "/".join(out)
 
 
 def activation(headers: Iterable[tuple[str | bytes, str | bytes]]) -> Activation:
@@ -129,6 +161,10 @@ def _selector(question: str, params: Any) -> tuple[bool, str | None]:
     return False, None
 
 
+def _names_namespace(item: Any) -> bool:
+    return isinstance(item, dict) and str(item.get("method", "")).startswith(METHOD_PREFIX)
+
+
 def jsonrpc(
     body: bytes, act: Activation, interview: Interview, *, max_bytes: int = MAX_REQUEST_BYTES
 ) -> Reply | None:
@@ -139,7 +175,8 @@ def jsonrpc(
     - the answer, or the standard refusal for a method outside the five, as ``result``
       (PROFILE §3.4, §3.6);
     - ``-32602`` for params of the wrong shape (PROFILE §3.5);
-    - ``-32600`` for an envelope that is not JSON-RPC 2.0.
+    - ``-32600`` for an envelope that is not JSON-RPC 2.0, and for a batch (an array)
+      any element of which names an ``interview/`` method (PROFILE §3.9).
 
     Returns ``None`` for everything else, including bodies that are not strict I-JSON
     and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
@@ -154,6 +191,12 @@ def jsonrpc(
     try:
         request = loads(body, max_bytes=max_bytes)
     except InterviewError:
+        return None
+    if isinstance(request, list):
+        # PROFILE §3.9: a batch naming the namespace anywhere is an interview request;
+        # it is refused whole, never split between us and the host.
+        if any(_names_namespace(item) for item in request):
+            return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
         return None
     if not isinstance(request, dict):
         return None
