@@ -11,8 +11,11 @@
    with a plain ``httpx.AsyncClient`` that reads each body and does nothing else. The
    ratio of the medians is the verifier's own overhead (goal ≤ 1.5).
 2. **verify-many over N agents on loopback** (default 200, each on its own port, served
-   by one uvicorn process): agents per second at each concurrency, through the real
-   command (``a2a-interview verify-many``); then again with every response delayed a few
+   by one uvicorn process): agents per second at each number of worker processes and
+   each concurrency, through the real command (``a2a-interview verify-many``), beside the
+   agents per second of the same round trips made raw (the requests one verify sends,
+   replayed with plain httpx over the same processes and concurrency: the ceiling this
+   machine and server allow); then again with every response delayed a few
    milliseconds, as a network would, which is what concurrency is for.
 
 Not a test: nothing asserts a time. Both sides of a ratio share the machine, the server
@@ -155,21 +158,75 @@ def compare(kind: str, rounds: int) -> dict[str, Any]:
 # --- 2. verify-many ----------------------------------------------------------------------------
 
 
-def many(count: int, levels: list[int], latency_ms: float) -> list[tuple[int, float, str]]:
+async def _raw_share(
+    plan: list[tuple[str, str, list[tuple[bytes, bytes]], bytes]],
+    origins: list[str],
+    here: str,
+    concurrency: int,
+) -> None:
+    """The recorded requests of one verify, replayed against each origin with plain httpx:
+    the same round trips the procedure needs, with no parsing, checks or record."""
+    limiter = anyio.CapacityLimiter(concurrency)
+    limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
+
+    async def one(origin: str) -> None:
+        async with limiter, httpx.AsyncClient(verify=TLS, limits=limits) as client:
+            for method, url, headers, body in plan:
+                response = await client.request(
+                    method, url.replace(here, origin), headers=headers, content=body
+                )
+                response.read()
+
+    async with anyio.create_task_group() as group:
+        for origin in origins:
+            group.start_soon(one, origin)
+
+
+def _raw_worker(args: tuple[Any, list[str], str, int]) -> None:
+    plan, origins, here, concurrency = args
+    anyio.run(_raw_share, plan, origins, here, concurrency)
+
+
+def raw_rate(origins: list[str], concurrency: int, workers: int) -> tuple[float, int]:
+    """Agents/s for the bare round trips, spread over ``workers`` processes as verify-many
+    spreads them; also the number of round trips one agent needs."""
+    import multiprocessing
+
+    recorder = Recorder()
+    anyio.run(lambda: verify(origins[0], churn_delay=0, transport=recorder))
+    plan = recorder.requests
+    here = origins[0]
+    shares = [(plan, origins[w::workers], here, concurrency) for w in range(workers)]
+    start = time.perf_counter()
+    if workers == 1:
+        _raw_worker(shares[0])
+    else:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            pool.map(_raw_worker, shares)
+    return len(origins) / (time.perf_counter() - start), len(plan)
+
+
+def many(
+    count: int, levels: list[int], workers: list[int], latency_ms: float
+) -> list[tuple[int, int, float, float, int, str]]:
     rows = []
     with agents("honest", count, latency_ms) as origins, tempfile.TemporaryDirectory() as tmp:
         listing = Path(tmp) / "agents.txt"
         listing.write_text("\n".join(origins) + "\n")
         out = Path(tmp) / "records.jsonl"
-        for level in levels:
-            argv = ["verify-many", str(listing), "--out", str(out), "--no-progress",
-                    "--churn-delay", "0", "--concurrency", str(level)]  # fmt: skip
-            start = time.perf_counter()
-            with contextlib.redirect_stderr(io.StringIO()):
-                code = cli_main(argv)
-            elapsed = time.perf_counter() - start
-            outcomes = {json.loads(line)["outcome"] for line in out.read_text().splitlines()}
-            rows.append((level, count / elapsed, f"exit {code}, outcomes {sorted(outcomes)}"))
+        for procs in workers:
+            for level in levels:
+                argv = ["verify-many", str(listing), "--out", str(out), "--no-progress",
+                        "--churn-delay", "0", "--concurrency", str(level),
+                        "--workers", str(procs)]  # fmt: skip
+                start = time.perf_counter()
+                with contextlib.redirect_stderr(io.StringIO()):
+                    code = cli_main(argv)
+                rate = count / (time.perf_counter() - start)
+                raw, trips = raw_rate(origins, level, procs)
+                outcomes = {json.loads(line)["outcome"] for line in out.read_text().splitlines()}
+                note = f"exit {code}, outcomes {sorted(outcomes)}"
+                rows.append((procs, level, rate, raw, trips, note))
     return rows
 
 
@@ -177,7 +234,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="alternating rounds (default 30)")
     parser.add_argument("--agents", type=int, default=200, help="agents for verify-many")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="verify-many processes to compare (default 1 and 2)",
+    )
     parser.add_argument(
         "--latency", type=float, nargs="+", default=[0, 5], metavar="MS",
         help="verify-many again with each response delayed this long (default 0 and 5 ms)",
@@ -204,11 +268,16 @@ def main() -> int:
 
     for latency in args.latency:
         delay = f", each response {latency:g} ms late" if latency else ""
-        print(f"\n2. verify-many over {args.agents} loopback agents (one server process{delay})")
-        rows = many(args.agents, args.concurrency, latency)
-        base = rows[0][1]
-        for level, rate, note in rows:
-            print(f"   concurrency {level:>3}: {rate:7.1f} agents/s  (x{rate / base:.2f})  {note}")
+        print(f"\n2. verify-many over {args.agents} loopback agents (one server process{delay}),")
+        print(
+            "   beside the same round trips made raw (plain httpx, same processes and concurrency)"
+        )
+        rows = many(args.agents, args.concurrency, args.workers, latency)
+        for procs, level, rate, raw, trips, note in rows:
+            print(
+                f"   workers {procs} concurrency {level:>3}: {rate:7.1f} agents/s, raw {raw:7.1f}"
+                f" agents/s ({trips} round trips each) -> ratio {rate / raw:.2f}  {note}"
+            )
     return 0
 
 

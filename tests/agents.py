@@ -300,3 +300,17 @@ def rewrite_results(app: Any, edit: ResultEdit) -> Wrap:
         return Reply(reply.status, reply.headers, canonicalize(document))
 
     return Wrap(app, on_reply=on_reply)
+
+
+def liar(origin: str) -> Any:
+    """An agent whose identity answer claims another version than its card: a persistent
+    ``projection`` conflict (non_conformant)."""
+
+    def edit(call: Call, result: Any) -> Any:
+        if call.question == "identity":
+            for projection in result["projections"]:
+                if projection["source"]["member"] == "/version":
+                    projection["value"] = "9.9.9"
+        return result
+
+    return rewrite_results(honest(origin), edit)

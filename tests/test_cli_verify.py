@@ -19,22 +19,11 @@ from a2a_interview import nkeys
 from a2a_interview.cli import main
 from a2a_interview.record import schema, standing_of, verify_record_signature
 from a2a_interview.spec import INTERVIEW_URI
-from agents import Call, Reply, Wrap, honest, rewrite_results
+from agents import Call, Reply, Wrap, honest, liar
 from servers import closed_port_url, serve, serve_many
 
 VALIDATOR = jsonschema.Draft202012Validator(schema())
 FAST = ["--churn-delay", "0"]
-
-
-def liar(origin: str) -> Any:
-    def edit(call: Call, result: Any) -> Any:
-        if call.question == "identity":
-            for projection in result["projections"]:
-                if projection["source"]["member"] == "/version":
-                    projection["value"] = "9.9.9"
-        return result
-
-    return rewrite_results(honest(origin), edit)
 
 
 def not_offered(origin: str) -> Any:
@@ -247,7 +236,7 @@ def test_verify_many_survives_a_hostile_crowd(
                        "connect_failed"]  # fmt: skip
     err = capsys.readouterr().err
     assert "non_conformant" in err and "agents/s" in err
-    assert "[" + "#" * 30 + "]" in err  # the progress bar reached the end
+    assert "verify-many 7/7" in err  # the progress (plain: not a terminal) reached the end
 
 
 def test_verify_many_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -258,7 +247,7 @@ def test_verify_many_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str
     captured = capsys.readouterr()
     (line,) = captured.out.splitlines()
     assert json.loads(line)["outcome"] == "consistent"
-    assert "#" not in captured.err.split("outcome")[0]  # no progress bar
+    assert "verify-many" not in captured.err  # no progress
 
 
 def test_unwritable_outputs_are_usage_errors(

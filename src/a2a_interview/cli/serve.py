@@ -31,6 +31,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from ..report import render_report
     from ..server.ratelimit import RateLimiter
     from ..verifier import verify
+    from .console import print_report
     from .verify import OUTCOME_EXIT
 
     try:
@@ -67,7 +68,7 @@ def run_demo(args: argparse.Namespace) -> int:
         document = record.to_json()
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_report(record))
+        print_report(render_report(record))
     return OUTCOME_EXIT[str(record.outcome)]
 
 

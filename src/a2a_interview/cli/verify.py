@@ -274,6 +274,9 @@ def register(subparsers: Any) -> None:
     many.add_argument("--agent-timeout", type=_seconds, default=60.0, metavar="S",
                       help="time bound for each agent's whole procedure (default 60)")  # fmt: skip
     many.add_argument("--out", metavar="FILE", help="write the JSON Lines here (default stdout)")
+    many.add_argument("--workers", type=_positive, default=None, metavar="N",
+                      help="processes, each verifying --concurrency agents at once "
+                      "(default: one per core, at most 8; fewer for short lists)")  # fmt: skip
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_runner(many)
     _add_procedure(many)
@@ -348,6 +351,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     from ..report import junit_xml, render_report
     from ..verifier.procedure import verify
+    from .console import print_report
 
     url = _url(args.url)
     jwks = None
@@ -375,7 +379,10 @@ def _verify(args: argparse.Namespace) -> int:
         _write(args.record, _pretty(document), "--record")
     if args.junit:
         _write(args.junit, junit_xml(document), "--junit")
-    sys.stdout.write(_pretty(document).decode("utf-8") if args.json else render_report(document))
+    if args.json:
+        sys.stdout.write(_pretty(document).decode("utf-8"))
+    else:
+        print_report(render_report(document))
     return OUTCOME_EXIT[str(document["outcome"])]
 
 
@@ -448,36 +455,6 @@ def _read_urls(path: str) -> list[str]:
     return urls
 
 
-class _Progress:
-    """A progress bar on stderr (stdlib only): redrawn in place on a terminal, one
-    line per tenth of the work otherwise."""
-
-    WIDTH = 30
-
-    def __init__(self, total: int, enabled: bool, stream: IO[str] | None = None) -> None:
-        self.total, self.done, self.enabled = total, 0, enabled
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.counts: Counter[str] = Counter()
-        self._step = -1
-
-    def update(self, outcome: str) -> None:
-        self.done += 1
-        self.counts[outcome] += 1
-        if not self.enabled:
-            return
-        filled = self.WIDTH * self.done // self.total
-        bar = "#" * filled + "-" * (self.WIDTH - filled)
-        tally = "  ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        line = f"[{bar}] {self.done}/{self.total}  {tally}"
-        if self.tty:
-            self.stream.write("\r" + line + ("\n" if self.done == self.total else ""))
-        elif (step := 10 * self.done // self.total) != self._step or self.done == self.total:
-            self._step = step
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-
 def _summary(urls: Sequence[str], documents: Sequence[Any], elapsed: float) -> str:
     from ..report import show
 
@@ -504,12 +481,31 @@ def _summary(urls: Sequence[str], documents: Sequence[Any], elapsed: float) -> s
 
 
 def _verify_many(args: argparse.Namespace) -> int:
-    import anyio
+    from ..verifier.many import default_workers, verify_many
+    from .console import ManyProgress
 
     urls = _read_urls(args.file)
+    workers = args.workers or default_workers()
     options = _options(args, total_timeout=args.agent_timeout)
-    progress = _Progress(len(urls), not args.no_progress)
+    documents: list[Any] = [None] * len(urls)
     started = time.monotonic()
+
+    def run(sink: IO[str]) -> None:
+        written = 0
+
+        def emit(index: int, line: str, document: Any) -> None:
+            # Records are written in the file's order as soon as each is available.
+            nonlocal written
+            documents[index] = (line, document)
+            progress.update(str(document["outcome"]))
+            while written < len(urls) and documents[written] is not None:
+                sink.write(documents[written][0] + "\n")
+                written += 1
+            sink.flush()
+
+        with ManyProgress(len(urls), not args.no_progress) as progress:
+            verify_many(urls, options, concurrency=args.concurrency, workers=workers, emit=emit)
+
     try:
         if args.out:
             target = Path(args.out)
@@ -519,18 +515,19 @@ def _verify_many(args: argparse.Namespace) -> int:
                 raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror})") from None
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as sink:
-                    documents = anyio.run(_many, urls, options, args.concurrency, sink, progress)
+                    run(sink)
                 os.replace(tmp, target)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
         else:
-            documents = anyio.run(_many, urls, options, args.concurrency, sys.stdout, progress)
+            run(sys.stdout)
     except (UsageError, KeyboardInterrupt):
         raise
     except Exception as exc:  # a full disk, a closed pipe, a bug: one line, never a traceback
         return _internal(exc)
+    documents = [document for _line, document in documents]
     sys.stderr.write(_summary(urls, documents, time.monotonic() - started))
     outcomes = {str(d["outcome"]) for d in documents}
     if "non_conformant" in outcomes:
@@ -538,48 +535,3 @@ def _verify_many(args: argparse.Namespace) -> int:
     if "unreachable" in outcomes:
         return EXIT_UNREACHABLE
     return EXIT_OK
-
-
-async def _many(
-    urls: Sequence[str], options: Any, concurrency: int, sink: IO[str], progress: _Progress
-) -> list[Any]:
-    """Verify every URL, at most ``concurrency`` at once; write the records in the file's
-    order as they become available.
-
-    Each agent gets its own small HTTP pool (httpcore scans every pooled connection on
-    each request, so one pool shared by 64 agents costs more CPU than it saves); they
-    share the interviewer's one TLS context."""
-    import anyio
-    import httpx
-
-    from ..verifier.client import tls_context
-    from ..verifier.procedure import failed_record, verify
-
-    documents: list[Any] = [None] * len(urls)
-    written = 0
-    limiter = anyio.CapacityLimiter(concurrency)
-    tls = tls_context()
-    limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
-
-    def flush() -> None:
-        nonlocal written
-        while written < len(urls) and documents[written] is not None:
-            sink.write(json.dumps(documents[written], ensure_ascii=False) + "\n")
-            written += 1
-        sink.flush()
-
-    async def one(index: int, url: str) -> None:
-        async with limiter:
-            try:
-                async with httpx.AsyncClient(verify=tls, limits=limits) as http:
-                    record = await verify(url, options, http=http)
-            except Exception:  # one agent's trouble never stops the others
-                record = failed_record(url, options)
-        documents[index] = record.to_json()
-        progress.update(str(record.outcome))
-        flush()
-
-    async with anyio.create_task_group() as group:
-        for index, url in enumerate(urls):
-            group.start_soon(one, index, url)
-    return documents
