@@ -53,10 +53,10 @@ def console(stream: IO[str] | None = None) -> Console:
 
 def print_report(text: str, stream: IO[str] | None = None) -> None:
     """Write a rendered report (``report.render_report``), styled on a terminal."""
-    styled = Text(text, end="")
+    styled = Text(text)
     for pattern, style in _STYLES:
         styled.highlight_regex(pattern, style)
-    console(stream).print(styled)
+    console(stream).print(styled, end="")
 
 
 class ManyProgress:
