@@ -163,31 +163,46 @@ async def _raw_share(
     origins: list[str],
     here: str,
     concurrency: int,
+    client: str,
 ) -> None:
-    """The recorded requests of one verify, replayed against each origin with plain httpx:
-    the same round trips the procedure needs, with no parsing, checks or record."""
+    """The recorded requests of one verify, replayed against each origin: the same round
+    trips the procedure needs, with no parsing, checks or record. ``client``: ``wire``
+    (the exchanges the verifier itself uses) or ``httpx``."""
+    from a2a_interview.verifier.client import tls_context
+    from a2a_interview.verifier.wire import Pool
+
     limiter = anyio.CapacityLimiter(concurrency)
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
+    tls = tls_context()
 
     async def one(origin: str) -> None:
-        async with limiter, httpx.AsyncClient(verify=TLS, limits=limits) as client:
-            for method, url, headers, body in plan:
-                response = await client.request(
-                    method, url.replace(here, origin), headers=headers, content=body
-                )
-                response.read()
+        async with limiter:
+            if client == "wire":
+                pool = Pool(tls)
+                for method, url, headers, body in plan:
+                    text = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers
+                            if n.lower() not in (b"host", b"content-length")]  # fmt: skip
+                    await pool.exchange(method, url.replace(here, origin), text, body or None,
+                                        max_bytes=1 << 20)  # fmt: skip
+                await pool.aclose()
+                return
+            async with httpx.AsyncClient(verify=tls, limits=limits) as http:
+                for method, url, headers, body in plan:
+                    response = await http.request(
+                        method, url.replace(here, origin), headers=headers, content=body
+                    )
+                    response.read()
 
     async with anyio.create_task_group() as group:
         for origin in origins:
             group.start_soon(one, origin)
 
 
-def _raw_worker(args: tuple[Any, list[str], str, int]) -> None:
-    plan, origins, here, concurrency = args
-    anyio.run(_raw_share, plan, origins, here, concurrency)
+def _raw_worker(args: tuple[Any, list[str], str, int, str]) -> None:
+    anyio.run(_raw_share, *args)
 
 
-def raw_rate(origins: list[str], concurrency: int, workers: int) -> tuple[float, int]:
+def raw_rate(origins: list[str], concurrency: int, workers: int, client: str) -> tuple[float, int]:
     """Agents/s for the bare round trips, spread over ``workers`` processes as verify-many
     spreads them; also the number of round trips one agent needs."""
     import multiprocessing
@@ -196,7 +211,7 @@ def raw_rate(origins: list[str], concurrency: int, workers: int) -> tuple[float,
     anyio.run(lambda: verify(origins[0], churn_delay=0, transport=recorder))
     plan = recorder.requests
     here = origins[0]
-    shares = [(plan, origins[w::workers], here, concurrency) for w in range(workers)]
+    shares = [(plan, origins[w::workers], here, concurrency, client) for w in range(workers)]
     start = time.perf_counter()
     if workers == 1:
         _raw_worker(shares[0])
@@ -208,7 +223,7 @@ def raw_rate(origins: list[str], concurrency: int, workers: int) -> tuple[float,
 
 def many(
     count: int, levels: list[int], workers: list[int], latency_ms: float
-) -> list[tuple[int, int, float, float, int, str]]:
+) -> list[tuple[int, int, float, float, float, int, str]]:
     rows = []
     with agents("honest", count, latency_ms) as origins, tempfile.TemporaryDirectory() as tmp:
         listing = Path(tmp) / "agents.txt"
@@ -223,10 +238,11 @@ def many(
                 with contextlib.redirect_stderr(io.StringIO()):
                     code = cli_main(argv)
                 rate = count / (time.perf_counter() - start)
-                raw, trips = raw_rate(origins, level, procs)
+                raw, trips = raw_rate(origins, level, procs, "wire")
+                raw_httpx, _ = raw_rate(origins, level, procs, "httpx")
                 outcomes = {json.loads(line)["outcome"] for line in out.read_text().splitlines()}
                 note = f"exit {code}, outcomes {sorted(outcomes)}"
-                rows.append((procs, level, rate, raw, trips, note))
+                rows.append((procs, level, rate, raw, raw_httpx, trips, note))
     return rows
 
 
@@ -269,14 +285,14 @@ def main() -> int:
     for latency in args.latency:
         delay = f", each response {latency:g} ms late" if latency else ""
         print(f"\n2. verify-many over {args.agents} loopback agents (one server process{delay}),")
-        print(
-            "   beside the same round trips made raw (plain httpx, same processes and concurrency)"
-        )
+        print("   beside the same round trips made raw (no checks; same processes, concurrency),")
+        print("   through the verifier's own exchanges (wire) and through plain httpx")
         rows = many(args.agents, args.concurrency, args.workers, latency)
-        for procs, level, rate, raw, trips, note in rows:
+        for procs, level, rate, raw, raw_httpx, trips, note in rows:
             print(
-                f"   workers {procs} concurrency {level:>3}: {rate:7.1f} agents/s, raw {raw:7.1f}"
-                f" agents/s ({trips} round trips each) -> ratio {rate / raw:.2f}  {note}"
+                f"   workers {procs} concurrency {level:>3}: verify-many {rate:6.1f} agents/s;"
+                f" raw wire {raw:6.1f}, raw httpx {raw_httpx:6.1f} ({trips} round trips each)"
+                f" -> verify-many / raw wire {rate / raw:.2f}  {note}"
             )
     return 0
 

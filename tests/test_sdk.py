@@ -254,7 +254,7 @@ FALLBACKS = [
     (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}', {"A2A-Extensions": "x"}),
     (b'{"jsonrpc":"2.0","id":1,"method":"no/such"}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity",', ACT),  # -32700
-    (b'[{"jsonrpc":"2.0","id":1,"method":"interview/identity"}]', ACT),  # batch
+    (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}]', ACT),  # batch
     (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","method":"x"}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}', ACT),  # 0.3
@@ -275,6 +275,22 @@ async def test_everything_else_is_the_sdks_answer(
         got = await ours.post("/rpc", content=body, headers=sent)
     assert (got.status_code, got.content) == (expected.status_code, expected.content)
     assert got.headers == expected.headers
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+async def test_an_activated_batch_naming_the_namespace_never_reaches_the_sdk(
+    framework: str,
+) -> None:
+    # PROFILE §3.9: one -32600 with the echo, answered by the layer, not the host's.
+    body = b'[{"jsonrpc":"2.0","id":1,"method":"interview/identity"}]'
+    sent = {**V1, "Content-Type": "application/json", **ACT}
+    async with client(FRAMEWORKS[framework](compat_card())) as ours:
+        got = await ours.post("/rpc", content=body, headers=sent)
+    assert (
+        got.content
+        == b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
+    )
+    assert got.headers["a2a-extensions"] == INTERVIEW_URI
 
 
 async def _departing_client(app: Any) -> list[Any]:

@@ -35,6 +35,8 @@ import functools
 import ipaddress
 import math
 import ssl
+import urllib.request
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +53,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
+from .wire import Pool, WireError, WireTooLarge
 
 __all__ = [
     "BodyTooLarge",
@@ -273,6 +276,11 @@ class Interviewer:
             with contextlib.suppress(InsecureURL):  # such a URL is refused when fetched
                 self._credentials_for = origin(credential_origin)
         self._owned = http is None
+        # The fast exchanges of ``wire`` unless the caller chose httpx (a shared client
+        # or a transport) or the environment names a proxy, which only httpx honours.
+        self._wire = (
+            Pool(tls_context()) if http is None and transport is None and not _proxied() else None
+        )
         self._http = http or httpx.AsyncClient(
             transport=transport,
             follow_redirects=False,
@@ -295,6 +303,8 @@ class Interviewer:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
         if self._owned:
             await self._http.aclose()
 
@@ -310,6 +320,8 @@ class Interviewer:
         self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
     ) -> Response:
         limit = self.options.max_bytes
+        if self._wire is not None:
+            return await self._exchange(self._wire, method, url, headers, content)
         try:
             with anyio.fail_after(self.options.timeout):
                 async with self._http.stream(
@@ -335,6 +347,34 @@ class Interviewer:
             raise TimedOut from None
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, UnicodeError):
             raise ConnectFailed from None
+
+    async def _exchange(
+        self,
+        wire: Pool,
+        method: str,
+        url: str,
+        headers: Sequence[tuple[str, str]],
+        content: bytes | None,
+    ) -> Response:
+        limit = self.options.max_bytes
+        try:
+            with anyio.fail_after(self.options.timeout):
+                raw = await wire.exchange(method, url, headers, content, max_bytes=limit)
+        except TimeoutError:
+            raise TimedOut from None
+        except WireTooLarge:
+            raise BodyTooLarge from None
+        except WireError:
+            raise ConnectFailed from None
+        encodings = [
+            token.strip().lower()
+            for name, value in raw.headers
+            if name == "content-encoding"
+            for token in value.split(",")
+            if token.strip() and token.strip().lower() != "identity"
+        ]
+        body = _decode(raw.body, encodings, limit) if encodings else raw.body
+        return Response(url, raw.status, raw.headers, body)
 
     async def _patient(
         self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
@@ -414,6 +454,53 @@ class Interviewer:
         if verifying and response.status in (502, 503, 504):
             raise Unavailable
         return response.body if 200 <= response.status < 300 else None
+
+
+def _proxied() -> bool:
+    return any(name in ("http", "https", "all") for name in urllib.request.getproxies())
+
+
+_WBITS: Final = {
+    "gzip": 16 + zlib.MAX_WBITS,
+    "x-gzip": 16 + zlib.MAX_WBITS,
+    "deflate": zlib.MAX_WBITS,
+}
+
+
+def _decode(body: bytes, encodings: Sequence[str], limit: int) -> bytes:
+    """Undo ``Content-Encoding`` within ``limit`` bytes of output at every layer, as it
+    streams: a small body that inflates past the bound is abandoned, never inflated
+    whole. Raises ``BodyTooLarge``, or ``ConnectFailed`` for an encoding not offered or
+    data that does not decode."""
+    for encoding in reversed(encodings):
+        wbits = _WBITS.get(encoding)
+        if wbits is None:
+            raise ConnectFailed
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out = inflater.decompress(body, limit + 1)
+            if len(out) > limit or inflater.unconsumed_tail:
+                raise BodyTooLarge
+            out += inflater.flush()
+        except zlib.error:
+            if encoding != "deflate":
+                raise ConnectFailed from None
+            out = _raw_deflate(body, limit)  # servers that send deflate without zlib framing
+        if len(out) > limit:
+            raise BodyTooLarge
+        body = out
+    return body
+
+
+def _raw_deflate(body: bytes, limit: int) -> bytes:
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error:
+        raise ConnectFailed from None
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise BodyTooLarge
+    return out
 
 
 def fetch_document(url: str, options: ClientOptions | None = None) -> bytes | None:

@@ -50,24 +50,18 @@ async def _loop(
 ) -> None:
     """One event loop: every ``(index, url)``, at most ``concurrency`` at once.
 
-    Each agent gets its own small HTTP pool: httpcore scans every pooled connection on
-    each request, so one pool shared by 64 agents costs more CPU than it saves. They
-    share the interviewer's one TLS context."""
+    Each agent gets its interviewer's own small keep-alive pool; they share the
+    process's one TLS context."""
     import anyio
-    import httpx
 
-    from .client import tls_context
     from .procedure import failed_record, verify
 
     limiter = anyio.CapacityLimiter(concurrency)
-    tls = tls_context()
-    limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
 
     async def one(index: int, url: str) -> None:
         async with limiter:
             try:
-                async with httpx.AsyncClient(verify=tls, limits=limits) as http:
-                    record = await verify(url, options, http=http)
+                record = await verify(url, options)
             except Exception:  # one agent's trouble never stops the others
                 record = failed_record(url, options)
         document = record.to_json()

@@ -1,0 +1,300 @@
+"""HTTP/1.1 exchanges for the interviewer: asyncio transports and httptools' C parser.
+
+Why not httpx here: the procedure is a few dozen small keep-alive exchanges per agent,
+and on a fast network httpx's own Python (request and URL models, cookie extraction,
+h11) is most of the verifier's CPU: a replay of one verify's requests through httpx
+costs about three times the same exchanges through this module (``bench/verify.py``).
+httptools is the parser uvicorn serves with; what this module adds is only the
+client's half of HTTP/1.1 message framing, a keep-alive pool, and nothing else: no
+redirects, retries, cookies or content decoding (the interviewer owns those policies,
+and decodes bodies within its own bound). httpx remains the interviewer's client where
+a caller hands it a client or a transport, and when the environment names a proxy.
+
+    pool = Pool(tls_context())
+    response = await pool.exchange("POST", url, headers, body, max_bytes=1 << 20)
+    response.status, response.headers, response.body, response.peer
+    await pool.aclose()
+
+``exchange`` raises :class:`WireError` (no connection, a malformed response, the peer
+closing early), :class:`WireTooLarge` (the body on the wire exceeds ``max_bytes``), or
+whatever ``admit`` raises (the caller's address policy, run on the address actually
+connected to, before a byte is sent). Timeouts are the caller's (cancel the call: the
+connection is closed, never pooled half-read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import ssl
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+import httptools
+
+from .. import __version__
+
+_USER_AGENT: Final = f"a2a-interview/{__version__}"
+_MAX_HEADER_BYTES: Final = 64 * 1024
+_MAX_IDLE_PER_ORIGIN: Final = 2
+
+
+class WireError(Exception):
+    """The exchange did not complete: no connection, or not HTTP/1.1 as it must be."""
+
+
+class WireTooLarge(WireError):
+    """The response body on the wire is larger than the caller's bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    """A response as received: status, headers (names lowercased, Latin-1 text, in
+    order), the body after de-chunking but still content-encoded, and the IP address of
+    the peer the request was sent to."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    peer: str
+
+
+class _Exchange(asyncio.Protocol):
+    """One connection: parses responses with httptools, one exchange at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._reset(0)
+
+    def _reset(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.headers: list[tuple[str, str]] = []
+        self.header_bytes = 0
+        self.body = bytearray()
+        self.status = 0
+        self.framed = False  # Content-Length or chunked: the end is known without EOF
+        self.complete = False
+        self.keep_alive = False
+        self.failure: WireError | None = None
+
+    # asyncio.Protocol
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._waiter is None or self._waiter.done():
+            self._fail(WireError("unsolicited bytes"))  # nothing is being awaited
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(WireError("protocol upgrade"))
+        except httptools.HttpParserError:
+            if self.failure is None:
+                self._fail(WireError("malformed response"))
+            else:
+                self._fail(self.failure)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._waiter is not None and not self._waiter.done():
+            if self.status and not self.framed and self.failure is None:
+                self._done()  # a body delimited by the connection's end (RFC 9112 §6.3)
+            else:
+                self._fail(WireError("connection closed"))
+
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.header_bytes += len(name) + len(value)
+        if self.header_bytes > _MAX_HEADER_BYTES:
+            self.failure = WireError("response headers too large")
+            raise self.failure
+        key = name.decode("latin-1").lower()
+        if key == "content-length" or (key == "transfer-encoding" and b"chunked" in value):
+            self.framed = True
+        self.headers.append((key, value.decode("latin-1")))
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        if 100 <= self.status < 200:  # an interim response: the real one follows
+            self.headers, self.header_bytes, self.status = [], 0, 0
+        elif self.status in (204, 304):
+            self.framed = True
+
+    def on_body(self, chunk: bytes) -> None:
+        self.body += chunk
+        if len(self.body) > self.max_bytes:
+            self.failure = WireTooLarge()
+            raise self.failure
+
+    def on_message_complete(self) -> None:
+        if self.status:
+            self.framed = True
+            # read here: the parser forgets the message once this callback returns
+            self.keep_alive = self.parser.should_keep_alive()
+            self._done()
+
+    # the exchange
+    def _done(self) -> None:
+        self.complete = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _fail(self, failure: WireError) -> None:
+        self.failure = failure
+        if self.transport is not None:
+            self.transport.abort()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(failure)
+
+    async def send(
+        self, request: bytes, max_bytes: int
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        assert self.transport is not None
+        self._reset(max_bytes)
+        self._waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+        return self.status, self.headers, bytes(self.body)
+
+    def reusable(self) -> bool:
+        return self.complete and self.keep_alive and not self.closed
+
+
+def _target(url: str) -> tuple[str, str, int, str, str, str | None]:
+    """(scheme, host, port, Host header, request target, userinfo) of ``url``."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise WireError("not a URL") from None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in ("http", "https") or not host:
+        raise WireError("not an http(s) URL")
+    netloc = parts.netloc.rpartition("@")[2]
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else None
+    return scheme, host, port or (443 if scheme == "https" else 80), netloc, target, userinfo
+
+
+def _request(
+    method: str,
+    netloc: str,
+    target: str,
+    headers: Sequence[tuple[str, str]],
+    *,
+    body: bytes | None,
+    userinfo: str | None,
+) -> bytes:
+    names = {name.lower() for name, _ in headers}
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {netloc}"]
+    defaults = (("accept", "*/*"), ("accept-encoding", "gzip, deflate"),
+                ("user-agent", _USER_AGENT))  # fmt: skip
+    lines += [f"{name}: {value}" for name, value in defaults if name not in names]
+    if userinfo is not None and "authorization" not in names:
+        # as httpx does: a URL's user:password is sent as Basic credentials
+        user, _, password = userinfo.partition(":")
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        lines.append(f"Authorization: Basic {token}")
+    lines += [f"{name}: {value}" for name, value in headers]
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body or b'')}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + (body or b"")
+
+
+async def _send(
+    connection: _Exchange, request: bytes, max_bytes: int
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    try:
+        return await connection.send(request, max_bytes)
+    except BaseException:  # a failure, or the caller's timeout: never pooled half-read
+        if connection.transport is not None:
+            connection.transport.abort()
+        raise
+
+
+class Pool:
+    """Keep-alive connections per origin, for one interviewer (not thread-safe)."""
+
+    def __init__(self, tls: ssl.SSLContext) -> None:
+        self.tls = tls
+        self._idle: dict[tuple[str, str, int], list[tuple[_Exchange, str]]] = {}
+
+    async def _connect(
+        self, scheme: str, host: str, port: int, admit: Callable[[str], None] | None
+    ) -> tuple[_Exchange, str]:
+        loop = asyncio.get_running_loop()
+        tls = self.tls if scheme == "https" else None
+        try:
+            transport, protocol = await loop.create_connection(
+                _Exchange, host.strip("[]"), port, ssl=tls,
+                server_hostname=host.strip("[]") if tls else None,
+            )  # fmt: skip
+        except (OSError, ssl.SSLError, ValueError, UnicodeError) as exc:
+            raise WireError("connect failed") from exc
+        peer = str(transport.get_extra_info("peername")[0])
+        if admit is not None:
+            try:
+                admit(peer)
+            except BaseException:
+                transport.abort()
+                raise
+        return protocol, peer
+
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes | None,
+        *,
+        max_bytes: int,
+        admit: Callable[[str], None] | None = None,
+    ) -> RawResponse:
+        """One request and its response; see the module docstring for what it raises."""
+        scheme, host, port, netloc, target, userinfo = _target(url)
+        try:
+            request = _request(method, netloc, target, headers, body=body, userinfo=userinfo)
+        except UnicodeEncodeError:
+            raise WireError("header not Latin-1") from None
+        key = (scheme, host.lower(), port)
+        idle = self._idle.setdefault(key, [])
+        while idle:
+            connection, peer = idle.pop()
+            if connection.closed:
+                continue
+            try:
+                status, response_headers, response_body = await _send(
+                    connection, request, max_bytes
+                )
+                break
+            except WireError:
+                # A kept-alive connection the server closed while idle fails before any
+                # response arrives; the request was not processed: send it afresh.
+                if connection.status:
+                    raise
+        else:
+            connection, peer = await self._connect(scheme, host, port, admit)
+            status, response_headers, response_body = await _send(connection, request, max_bytes)
+        if connection.reusable() and len(idle) < _MAX_IDLE_PER_ORIGIN:
+            idle.append((connection, peer))
+        elif connection.transport is not None:
+            connection.transport.close()
+        return RawResponse(status, tuple(response_headers), response_body, peer)
+
+    async def aclose(self) -> None:
+        for connections in self._idle.values():
+            for connection, _peer in connections:
+                if connection.transport is not None:
+                    connection.transport.close()
+        self._idle.clear()
