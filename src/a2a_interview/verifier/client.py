@@ -47,9 +47,12 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 
 try:
     import anyio
+    import httptools  # noqa: F401 - the wire module's parser, named in the error below
     import httpx
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError("the interviewer needs httpx: pip install 'a2a-interview[client]'") from exc
+    raise ImportError(
+        "the interviewer needs httpx and httptools: pip install 'a2a-interview[client]'"
+    ) from exc
 
 from ..errors import InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
