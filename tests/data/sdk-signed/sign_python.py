@@ -24,7 +24,9 @@ HERE = pathlib.Path(__file__).parent
 def main() -> None:
     key = PyJWK(json.loads((HERE / "TEST-ONLY-py-es256.private.jwk.json").read_text()))
     # jku=None is what a caller without a JWKS URL passes; the SDK emits "jku": null.
-    signer = create_agent_card_signer(key, {"alg": "ES256", "kid": "py-es256", "jku": None, "typ": "JOSE"})
+    signer = create_agent_card_signer(
+        key, {"alg": "ES256", "kid": "py-es256", "jku": None, "typ": "JOSE"}
+    )
     for path in sorted(HERE.glob("card-*.json")):
         authored = json.loads(path.read_text())
         card = ParseDict(authored, AgentCard(), ignore_unknown_fields=True)
