@@ -418,12 +418,56 @@ async def test_a_signature_not_covering_the_compat_members_is_an_advisory() -> N
     document = await interview(_sdk_signed)
     assert document["outcome"] == "consistent", found(document)
     signature = document["agent"]["card_signature"]
-    assert (signature["status"], signature["readings"]) == ("verified", ["prune-empty"])
+    # proto reads it too: the 1.0 messages do not define the 0.3 members either.
+    assert (signature["status"], signature["readings"]) == ("verified", ["prune-empty", "proto"])
     assert signature["key_source"] == "jku"
     (uncovered,) = [a for a in document["advisories"] if a["reason"] == "uncovered_members"]
     assert uncovered["code"] == "card_signature"
     assert {"/url", "/preferredTransport", "/protocolVersion"} <= set(uncovered["value"])
     assert document["checks"]["card_signature"] == "advisory"
+
+
+def _sdk_signed_as_authored(origin: str) -> Any:
+    """The honest agent declaring the interview with ``"required": false`` (the draft's
+    own example), its card signed by a2a-sdk's signer as a caller without a JWKS URL
+    does (``jku=None``, so ``"jku": null``), the signature appended to the card JSON as
+    authored (issue 7 finding 1)."""
+    pytest.importorskip("a2a.utils.signing")
+    from a2a.types import AgentCard
+    from a2a.utils.signing import create_agent_card_signer
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    from a2a_interview.cardsig import load_private_key
+    from a2a_interview.declarations import build
+    from agents import Agent
+
+    card = honest(origin, signed=False).card
+    for extension in card["capabilities"]["extensions"]:
+        extension["required"] = False
+    key = load_private_key(reference.read_bytes("TEST-ONLY-card-key.jwk.json"))
+    header = {"alg": "EdDSA", "kid": reference.CARD_KID, "typ": "JOSE", "jku": None}
+    signer = create_agent_card_signer(key, header)  # type: ignore[arg-type]
+    proto = signer(ParseDict(copy.deepcopy(card), AgentCard(), ignore_unknown_fields=True))
+    card["signatures"] = [MessageToDict(proto.signatures[0])]
+    files = reference.proposals(origin)
+    return Agent(origin, card, build(card, files).interview, files)
+
+
+async def test_an_sdk_signed_card_verifies_under_proto_with_the_null_jku_advised() -> None:
+    # PROFILE §6.3 (proto) and §6.6 ("jku": null read as absent, an advisory): the
+    # record's card_signature says the reading, and the quirk is never a silent pass.
+    document = await interview(_sdk_signed_as_authored, jwks=tuple(reference.jwks()["keys"]))
+    assert document["outcome"] == "consistent", found(document)
+    signature = document["agent"]["card_signature"]
+    assert (signature["status"], signature["reading"]) == ("verified", "proto")
+    assert signature["readings"] == ["proto"]
+    assert ("card_signature", "null_header_member") in advised(document)
+    assert document["checks"]["card_signature"] == "advisory"
+    # The same card under a required reading other than proto is a conflict.
+    served = await interview(
+        _sdk_signed_as_authored, jwks=tuple(reference.jwks()["keys"]), readings=("served",)
+    )
+    caught(served, Check.card_signature, "invalid")
 
 
 async def test_a_second_signature_covering_every_member_leaves_no_advisory() -> None:

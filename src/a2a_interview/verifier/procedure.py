@@ -395,6 +395,12 @@ class _Procedure:
                 Advisory("card_signature", "uncovered_members", value=list(uncovered),
                          detail="the signature does not cover these served members")
             )  # fmt: skip
+        for quirk in report.quirks:
+            # PROFILE §6.6: a tolerated header quirk is an advisory, never a silent pass.
+            state.advisories.append(
+                Advisory("card_signature", quirk,
+                         detail="a protected header member is null; read as absent")
+            )  # fmt: skip
         return CardSignature(
             str(report.status),
             report.reading,
