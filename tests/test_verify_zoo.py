@@ -20,10 +20,10 @@ from a2a_interview.checks import Check
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
-from a2a_interview.report import junit_xml
+from a2a_interview.report import junit_xml, render_report
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from a2a_interview.verifier import verify
-from agents import Call, Reply, Wrap, honest, rewrite_results
+from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
@@ -211,6 +211,37 @@ async def test_no_activation_echo() -> None:
     )
 
 
+async def test_a_host_checking_params_first_is_consistent() -> None:
+    # issue 7 finding 2, PROFILE §7: a2a-js checks params before the method; the probe
+    # is a well-formed call with "params": {}, so such a host answers -32601 and passes.
+    document = await interview(lambda o: params_first(honest(o)))
+    assert document["outcome"] == "consistent", found(document)
+    assert document["checks"]["inactive_probe"] == "passed"
+    assert ("inactive_probe", "inactive_error_code") not in advised(document)
+    probes = [c for c in document["runs"][0]["calls"]
+              if c["method"] == "interview/identity" and not c["activated"]]  # fmt: skip
+    assert [p["params"] for p in probes if p["binding"] == "JSONRPC"] == [{}]
+
+
+async def test_another_error_code_on_the_probe_is_an_advisory() -> None:
+    # PROFILE §7: any JSON-RPC error other than -32601 is inactive_error_code, an
+    # advisory, never a conflict: the host's own dispatch answered it. The report says
+    # what happened, never "answered without activation".
+    document = await interview(lambda o: params_first(honest(o), always=True))
+    assert document["outcome"] == "consistent", found(document)
+    assert document["checks"]["inactive_probe"] == "advisory"
+    (advisory,) = [a for a in document["advisories"] if a["reason"] == "inactive_error_code"]
+    assert advisory["code"] == "inactive_probe"
+    assert advisory["value"]["got"]["error"] == {"code": -32602}
+    text = render_report(document)
+    assert (
+        "the host answered the inactive probe with error -32602 instead of -32601 (advisory)"
+        in text
+    )
+    assert "answered_without_activation" not in text
+    assert "without activation" not in text
+
+
 async def test_answering_without_activation_fails_the_inactive_probe() -> None:
     def activate(call: Call) -> Reply | None:
         if call.question is not None and not call.activated:
@@ -221,6 +252,8 @@ async def test_answering_without_activation_fails_the_inactive_probe() -> None:
     caught(document, Check.inactive_probe, "answered_without_activation")
     probes = [c for c in document["runs"][0]["conflicts"] if c["check"] == "inactive_probe"]
     assert len(probes) == 2  # JSON-RPC (a result, no -32601) and HTTP+JSON (200, not 404)
+    # The report says what happened, only when something was answered (PROFILE §7).
+    assert "answered interview/identity without activation" in render_report(document)
 
 
 # --- determinism ----------------------------------------------------------------------
