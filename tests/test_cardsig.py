@@ -203,6 +203,21 @@ def test_vector_prune_empty_reading(path: str) -> None:
         assert signing_payload(card, "prune-empty")[0].hex() == vector["canonical_utf8_hex"]
 
 
+# How proto (PROFILE §6.3: what a2a-sdk and a2a-js sign) reads the corpus: s0–s2 as
+# their prune-empty reading (defaults there sit in fields with presence, or are empties),
+# s3 as unknown-exclude (both SDKs drop members outside the 1.0 messages), s4 as
+# dual-name-refuse (a2a-sdk's parser refuses a member under both names; so does proto).
+PROTO_POSITION = {"unknown-fields": "unknown-exclude", "dual-name": "dual-name-refuse"}
+
+
+@pytest.mark.parametrize("path", VECTOR_PATHS)
+def test_vector_proto_reading(path: str) -> None:
+    vector = _load_vector(path)
+    position = PROTO_POSITION.get(vector.get("axis", ""), "prune-empty")
+    assert position in vector["accept_under"] + vector["reject_under"]
+    assert _verifies(vector["served_card"], "proto") is (position in vector["accept_under"])
+
+
 def test_vector_compat_strip_leaves_the_03_url_uncovered() -> None:
     # PROFILE §6.3 and the S3-T-011 vector: a prune-empty match that needed the 0.3
     # members removed says which members the signature does not cover.
