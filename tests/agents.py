@@ -280,6 +280,26 @@ async def _inner(app: Any, scope: Any, body: bytes) -> Reply:
     return Reply(parts["status"], parts["headers"], parts["body"])
 
 
+def params_first(app: Any, *, always: bool = False) -> Wrap:
+    """The host's own JSON-RPC dispatch as @a2a-js/sdk has it: params are checked before
+    the method name, so a call without ``params`` gets ``-32602`` and one with ``{}`` the
+    ``-32601`` any unknown method gets (issue 7 finding 2). ``always``: ``-32602`` even
+    with ``{}`` (a host stricter still). Activated interview calls are answered in front
+    of the host, as the middleware or the proxy does."""
+
+    def on_request(call: Call) -> Reply | None:
+        if call.binding != "JSONRPC" or call.activated:
+            return None
+        request = loads(call.body)
+        assert isinstance(request, dict)
+        if always or not isinstance(request.get("params"), dict):
+            body = rpc_error(request.get("id"), RPC_INVALID_PARAMS)  # type: ignore[arg-type]
+            return Reply(200, [(b"content-type", b"application/json")], body)
+        return None
+
+    return Wrap(app, on_request=on_request)
+
+
 ResultEdit = Callable[[Call, Any], Any]
 
 
@@ -300,23 +320,3 @@ def rewrite_results(app: Any, edit: ResultEdit) -> Wrap:
         return Reply(reply.status, reply.headers, canonicalize(document))
 
     return Wrap(app, on_reply=on_reply)
-
-
-def params_first(app: Any, *, always: bool = False) -> Wrap:
-    """The host's own JSON-RPC dispatch as @a2a-js/sdk has it: params are checked before
-    the method name, so a call without ``params`` gets ``-32602`` and one with ``{}`` the
-    ``-32601`` any unknown method gets (issue 7 finding 2). ``always``: ``-32602`` even
-    with ``{}`` (a host stricter still). Activated interview calls are answered in front
-    of the host, as the middleware or the proxy does."""
-
-    def on_request(call: Call) -> Reply | None:
-        if call.binding != "JSONRPC" or call.activated:
-            return None
-        request = loads(call.body)
-        assert isinstance(request, dict)
-        if always or not isinstance(request.get("params"), dict):
-            body = rpc_error(request.get("id"), RPC_INVALID_PARAMS)  # type: ignore[arg-type]
-            return Reply(200, [(b"content-type", b"application/json")], body)
-        return None
-
-    return Wrap(app, on_request=on_request)
