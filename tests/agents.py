@@ -33,7 +33,7 @@ from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.projection import CommittedProposal, Interview
 from a2a_interview.rpc import activation, jsonrpc, rest, rpc_error
-from a2a_interview.spec import CARD_PATH, METHOD_PREFIX, RPC_METHOD_NOT_FOUND
+from a2a_interview.spec import CARD_PATH, METHOD_PREFIX, RPC_INVALID_PARAMS, RPC_METHOD_NOT_FOUND
 from a2a_interview.terms import read_terms_entries
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -278,6 +278,26 @@ async def _inner(app: Any, scope: Any, body: bytes) -> Reply:
 
     await app(scope, receive, send)
     return Reply(parts["status"], parts["headers"], parts["body"])
+
+
+def params_first(app: Any, *, always: bool = False) -> Wrap:
+    """The host's own JSON-RPC dispatch as @a2a-js/sdk has it: params are checked before
+    the method name, so a call without ``params`` gets ``-32602`` and one with ``{}`` the
+    ``-32601`` any unknown method gets (issue 7 finding 2). ``always``: ``-32602`` even
+    with ``{}`` (a host stricter still). Activated interview calls are answered in front
+    of the host, as the middleware or the proxy does."""
+
+    def on_request(call: Call) -> Reply | None:
+        if call.binding != "JSONRPC" or call.activated:
+            return None
+        request = loads(call.body)
+        assert isinstance(request, dict)
+        if always or not isinstance(request.get("params"), dict):
+            body = rpc_error(request.get("id"), RPC_INVALID_PARAMS)  # type: ignore[arg-type]
+            return Reply(200, [(b"content-type", b"application/json")], body)
+        return None
+
+    return Wrap(app, on_request=on_request)
 
 
 ResultEdit = Callable[[Call, Any], Any]

@@ -203,13 +203,29 @@ def test_vector_prune_empty_reading(path: str) -> None:
         assert signing_payload(card, "prune-empty")[0].hex() == vector["canonical_utf8_hex"]
 
 
+# How proto (PROFILE §6.3: what a2a-sdk and a2a-js sign) reads the corpus: s0–s2 as
+# their prune-empty reading (defaults there sit in fields with presence, or are empties),
+# s3 as unknown-exclude (both SDKs drop members outside the 1.0 messages), s4 as
+# dual-name-refuse (a2a-sdk's parser refuses a member under both names; so does proto).
+PROTO_POSITION = {"unknown-fields": "unknown-exclude", "dual-name": "dual-name-refuse"}
+
+
+@pytest.mark.parametrize("path", VECTOR_PATHS)
+def test_vector_proto_reading(path: str) -> None:
+    vector = _load_vector(path)
+    position = PROTO_POSITION.get(vector.get("axis", ""), "prune-empty")
+    assert position in vector["accept_under"] + vector["reject_under"]
+    assert _verifies(vector["served_card"], "proto") is (position in vector["accept_under"])
+
+
 def test_vector_compat_strip_leaves_the_03_url_uncovered() -> None:
     # PROFILE §6.3 and the S3-T-011 vector: a prune-empty match that needed the 0.3
     # members removed says which members the signature does not cover.
     card = _load_vector("s3-unknown-fields/S3-T-011.json")["served_card"]
     report = verify_card(card, PINNED)
     assert report.status is SignatureStatus.verified
-    assert report.readings == ("prune-empty",)
+    # proto drops the same members: the 1.0 messages do not define them (PROFILE §6.3).
+    assert report.readings == ("prune-empty", "proto")
     assert report.checks[0].uncovered == ("/url", "/preferredTransport", "/protocolVersion")
 
 
@@ -286,10 +302,14 @@ def test_sdk_signed_card_verifies_under_prune_empty(alg: str) -> None:
     assert served["capabilities"]["extensions"][0]["required"] is False
     report = verify_card(served, jwks(alg, "sdk-1"))
     assert report.status is SignatureStatus.verified
-    assert (report.reading, report.readings) == ("prune-empty", ("prune-empty",))
+    assert (report.reading, report.readings) == ("prune-empty", ("prune-empty", "proto"))
     assert report.kid == "sdk-1"
     assert report.thumbprint == thumbprint(jwks(alg, "sdk-1")[0])
-    assert report.checks[0].uncovered == (
+    # The fewest uncovered members of the two readings: under proto "required": false is
+    # the field's default, covered (a tampered true changes the bytes).
+    assert set(report.checks[0].uncovered) == {"/url", "/preferredTransport", "/protocolVersion"}
+    only = verify_card(served, jwks(alg, "sdk-1"), readings=("prune-empty",))
+    assert only.checks[0].uncovered == (
         "/url",
         "/preferredTransport",
         "/protocolVersion",
@@ -319,9 +339,11 @@ def test_sdk_required_false_must_be_removed_too() -> None:
     partial = {
         k: v for k, v in served.items() if k not in ("url", "preferredTransport", "protocolVersion")
     }
-    assert verify_card(partial, jwks("EdDSA", "sdk-1")).status is SignatureStatus.invalid
+    # (prune-empty alone: proto omits the default and verifies; test_cardproto.py)
+    pe = ("prune-empty",)
+    assert verify_card(partial, jwks("EdDSA", "sdk-1"), readings=pe).status == "invalid"
     del partial["capabilities"]["extensions"][0]["required"]
-    assert verify_card(partial, jwks("EdDSA", "sdk-1")).status is SignatureStatus.verified
+    assert verify_card(partial, jwks("EdDSA", "sdk-1"), readings=pe).status == "verified"
 
 
 def test_sdk_card_with_every_compat_member_verifies() -> None:
@@ -391,7 +413,7 @@ def test_sdk_card_with_every_compat_member_verifies() -> None:
     } <= served.keys()
     report = verify_card(served, jwks("ES256", "sdk-1"))
     assert report.status is SignatureStatus.verified
-    assert report.readings == ("prune-empty",)
+    assert report.readings == ("prune-empty", "proto")
     uncovered = set(report.checks[0].uncovered)
     assert {
         "/security",
@@ -441,7 +463,7 @@ def test_round_trip(alg: str) -> None:
     report = verify_card(card, jwks(alg))
     assert report.status is SignatureStatus.verified
     assert report.reading == "served"
-    assert report.readings == ("served", "prune-empty")  # nothing empty in CARD
+    assert report.readings == READINGS  # nothing empty, no default, no unknown in CARD
     assert report.kid == "k1"
     assert report.thumbprint == thumbprint(jwks(alg)[0])
     check = report.checks[0]
@@ -1006,9 +1028,15 @@ def test_deeply_nested_card() -> None:
     deep: Any = "x"
     for _ in range(5000):
         deep = {"a": deep}
-    report = verify_card({**signed(), "x-deep": deep}, jwks())
+    card = {**signed(), "x-deep": deep}
+    report = verify_card(card, jwks(), readings=("served", "prune-empty"))
     assert report.status is SignatureStatus.invalid
     assert report.checks[0].reason == "not_canonical"
+    # PROFILE §6.3 proto: the SDKs drop a member the 1.0 messages do not define, so the
+    # signature verifies there, saying it does not cover that member.
+    report = verify_card(card, jwks(), readings=("proto",))
+    assert report.status is SignatureStatus.verified
+    assert report.checks[0].uncovered == ("/x-deep",)
 
 
 @pytest.mark.parametrize("offered", [None, "k", [1, "x", None], [{"kty": "OKP"}], 7])

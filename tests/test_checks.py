@@ -353,16 +353,49 @@ def test_closure_wants_the_exact_standard_refusal() -> None:
 NOT_FOUND = b'{"error":{"code":-32601,"message":"Method not found"},"id":1,"jsonrpc":"2.0"}'
 
 
+def _inactive(exchange: Exchange, binding: Binding) -> tuple[list[str], list[str]]:
+    conflicts, advisories = check_inactive(exchange, binding, W)
+    return [c.reason for c in conflicts], [a.reason for a in advisories]
+
+
 def test_inactive_probe() -> None:
-    assert check_inactive(Exchange(200, (), NOT_FOUND), Binding.JSONRPC, W) == []
-    answered = check_inactive(rpc(answer("identity")), Binding.JSONRPC, W)
-    assert [c.reason for c in answered] == ["answered_without_activation"]
-    echoed = check_inactive(Exchange(200, ECHO, NOT_FOUND), Binding.JSONRPC, W)
-    assert [c.reason for c in echoed] == ["echo_without_activation"]
-    assert check_inactive(Exchange(404, (), b""), Binding.HTTP_JSON, W) == []
-    assert check_inactive(Exchange(200, (), b"{}"), Binding.HTTP_JSON, W)
-    other = b'{"error":{"code":-32009,"message":"x"},"id":1,"jsonrpc":"2.0"}'
-    assert check_inactive(Exchange(200, (), other), Binding.JSONRPC, W)
+    # PROFILE §7 inactive_probe.
+    assert _inactive(Exchange(200, (), NOT_FOUND), Binding.JSONRPC) == ([], [])
+    answered = _inactive(rpc(answer("identity")), Binding.JSONRPC)
+    assert answered == (["answered_without_activation"], [])
+    echoed = _inactive(Exchange(200, ECHO, NOT_FOUND), Binding.JSONRPC)
+    assert echoed == (["echo_without_activation"], [])
+    assert _inactive(Exchange(404, (), b""), Binding.HTTP_JSON) == ([], [])
+    assert _inactive(Exchange(200, (), b"{}"), Binding.HTTP_JSON) == (
+        ["answered_without_activation"],
+        [],
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"error":{"code":-32602,"message":"Invalid params"},"id":1,"jsonrpc":"2.0"}',
+        b'{"error":{"code":-32009,"message":"x"},"id":1,"jsonrpc":"2.0"}',
+        b'{"error":{"code":"-32601"},"id":1,"jsonrpc":"2.0"}',
+        b"<html>oops</html>",
+    ],
+)
+def test_inactive_probe_other_error_is_an_advisory_not_a_conflict(body: bytes) -> None:
+    # issue 7 finding 2, PROFILE §7: nothing was answered; inactive_error_code, advisory.
+    conflicts, advisories = check_inactive(Exchange(200, (), body), Binding.JSONRPC, W)
+    assert conflicts == []
+    assert [(a.code, a.reason) for a in advisories] == [("inactive_probe", "inactive_error_code")]
+    assert advisories[0].value["expected"] == {"error": {"code": -32601}}  # type: ignore[index]
+
+
+def test_inactive_probe_rest_other_status_is_an_advisory() -> None:
+    # decisions (proto): HTTP+JSON by the same rule: 2xx answered, 404 passes, else advisory.
+    assert _inactive(Exchange(405, (), b""), Binding.HTTP_JSON) == ([], ["inactive_error_code"])
+    assert _inactive(Exchange(400, ECHO, b""), Binding.HTTP_JSON) == (
+        ["echo_without_activation"],
+        ["inactive_error_code"],
+    )
 
 
 def test_activation_echo() -> None:

@@ -213,3 +213,34 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys)[0] == EXIT_USAGE
     code, out, _ = run(capsys, "--help")
     assert code == EXIT_OK and "exit codes" in out
+
+
+SDK_SIGNED = Path(__file__).resolve().parent / "data" / "sdk-signed"
+
+
+@pytest.mark.parametrize("name", ["python-signed-plain.json", "js-signed-compat.json"])
+def test_card_verify_names_the_proto_reading(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # issue 7 finding 1 / PROFILE §6.3: an SDK-signed card verifies, and card verify
+    # says under which reading; §6.6: the null jku is said, never silently passed.
+    jwks = str(SDK_SIGNED / "jwks.json")
+    code, out, _ = run(capsys, "card", "verify", str(SDK_SIGNED / name), "--jwks", jwks)
+    assert code == EXIT_OK
+    assert "status:     verified" in out and "reading:    proto" in out
+    assert ("null_header_member" in out) is name.startswith("python")
+    assert ("uncovered_members" in out) is name.endswith("compat.json")
+    assert '  "/url"' in out or not name.endswith("compat.json")
+    code, out, _ = run(capsys, "card", "verify", str(SDK_SIGNED / name), "--jwks", jwks,
+                       "--reading", "served")  # fmt: skip
+    assert code == EXIT_FAILED and "invalid" in out
+    code, out, _ = run(capsys, "card", "verify", str(SDK_SIGNED / name), "--jwks", jwks,
+                       "--reading", "proto", "--json")  # fmt: skip
+    body = json.loads(out)
+    assert code == EXIT_OK
+    assert (body["status"], body["reading"], body["readings"]) == ("verified", "proto", ["proto"])
+    codes = [a["code"] for a in body["advisories"]]
+    assert ("null_header_member" in codes) is name.startswith("python")
+
+
+def test_card_verify_reading_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "card", "verify", str(CARD), "--reading", "protobuf")
+    assert code == EXIT_USAGE and "'served', 'prune-empty', 'proto'" in err

@@ -47,6 +47,23 @@ def test_verify_prints_the_report_and_exits_0(capsys: pytest.CaptureFixture[str]
     assert "Standing: EVIDENCE" in out  # third_party by default
 
 
+def test_verify_reading_proto_is_required_and_reported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # PROFILE §6.3 "a user may require one reading"; issue 7 "What to build" 1: the
+    # verifier's record says which reading verified.
+    with serve(honest) as origin:
+        assert main(["verify", origin, *FAST, "--reading", "proto", "--json"]) == 0
+    signature = json.loads(capsys.readouterr().out)["agent"]["card_signature"]
+    assert (signature["status"], signature["reading"], signature["readings"]) == (
+        "verified",
+        "proto",
+        ["proto"],
+    )
+    assert main(["verify", "http://127.0.0.1:9/", "--reading", "protobuf"]) == 2
+    assert "'served', 'prune-empty', 'proto'" in capsys.readouterr().err
+
+
 def test_verify_json_record_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     record, junit = tmp_path / "r.json", tmp_path / "j.xml"
     with serve(liar) as origin:

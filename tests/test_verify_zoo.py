@@ -20,10 +20,10 @@ from a2a_interview.checks import Check
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
-from a2a_interview.report import junit_xml
+from a2a_interview.report import junit_xml, render_report
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from a2a_interview.verifier import verify
-from agents import Call, Reply, Wrap, honest, rewrite_results
+from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
@@ -211,6 +211,37 @@ async def test_no_activation_echo() -> None:
     )
 
 
+async def test_a_host_checking_params_first_is_consistent() -> None:
+    # issue 7 finding 2, PROFILE §7: a2a-js checks params before the method; the probe
+    # is a well-formed call with "params": {}, so such a host answers -32601 and passes.
+    document = await interview(lambda o: params_first(honest(o)))
+    assert document["outcome"] == "consistent", found(document)
+    assert document["checks"]["inactive_probe"] == "passed"
+    assert ("inactive_probe", "inactive_error_code") not in advised(document)
+    probes = [c for c in document["runs"][0]["calls"]
+              if c["method"] == "interview/identity" and not c["activated"]]  # fmt: skip
+    assert [p["params"] for p in probes if p["binding"] == "JSONRPC"] == [{}]
+
+
+async def test_another_error_code_on_the_probe_is_an_advisory() -> None:
+    # PROFILE §7: any JSON-RPC error other than -32601 is inactive_error_code, an
+    # advisory, never a conflict: the host's own dispatch answered it. The report says
+    # what happened, never "answered without activation".
+    document = await interview(lambda o: params_first(honest(o), always=True))
+    assert document["outcome"] == "consistent", found(document)
+    assert document["checks"]["inactive_probe"] == "advisory"
+    (advisory,) = [a for a in document["advisories"] if a["reason"] == "inactive_error_code"]
+    assert advisory["code"] == "inactive_probe"
+    assert advisory["value"]["got"]["error"] == {"code": -32602}
+    text = render_report(document)
+    assert (
+        "the host answered the inactive probe with error -32602 instead of -32601 (advisory)"
+        in text
+    )
+    assert "answered_without_activation" not in text
+    assert "without activation" not in text
+
+
 async def test_answering_without_activation_fails_the_inactive_probe() -> None:
     def activate(call: Call) -> Reply | None:
         if call.question is not None and not call.activated:
@@ -221,6 +252,8 @@ async def test_answering_without_activation_fails_the_inactive_probe() -> None:
     caught(document, Check.inactive_probe, "answered_without_activation")
     probes = [c for c in document["runs"][0]["conflicts"] if c["check"] == "inactive_probe"]
     assert len(probes) == 2  # JSON-RPC (a result, no -32601) and HTTP+JSON (200, not 404)
+    # The report says what happened, only when something was answered (PROFILE §7).
+    assert "answered interview/identity without activation" in render_report(document)
 
 
 # --- determinism ----------------------------------------------------------------------
@@ -418,12 +451,56 @@ async def test_a_signature_not_covering_the_compat_members_is_an_advisory() -> N
     document = await interview(_sdk_signed)
     assert document["outcome"] == "consistent", found(document)
     signature = document["agent"]["card_signature"]
-    assert (signature["status"], signature["readings"]) == ("verified", ["prune-empty"])
+    # proto reads it too: the 1.0 messages do not define the 0.3 members either.
+    assert (signature["status"], signature["readings"]) == ("verified", ["prune-empty", "proto"])
     assert signature["key_source"] == "jku"
     (uncovered,) = [a for a in document["advisories"] if a["reason"] == "uncovered_members"]
     assert uncovered["code"] == "card_signature"
     assert {"/url", "/preferredTransport", "/protocolVersion"} <= set(uncovered["value"])
     assert document["checks"]["card_signature"] == "advisory"
+
+
+def _sdk_signed_as_authored(origin: str) -> Any:
+    """The honest agent declaring the interview with ``"required": false`` (the draft's
+    own example), its card signed by a2a-sdk's signer as a caller without a JWKS URL
+    does (``jku=None``, so ``"jku": null``), the signature appended to the card JSON as
+    authored (issue 7 finding 1)."""
+    pytest.importorskip("a2a.utils.signing")
+    from a2a.types import AgentCard
+    from a2a.utils.signing import create_agent_card_signer
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    from a2a_interview.cardsig import load_private_key
+    from a2a_interview.declarations import build
+    from agents import Agent
+
+    card = honest(origin, signed=False).card
+    for extension in card["capabilities"]["extensions"]:
+        extension["required"] = False
+    key = load_private_key(reference.read_bytes("TEST-ONLY-card-key.jwk.json"))
+    header = {"alg": "EdDSA", "kid": reference.CARD_KID, "typ": "JOSE", "jku": None}
+    signer = create_agent_card_signer(key, header)  # type: ignore[arg-type]
+    proto = signer(ParseDict(copy.deepcopy(card), AgentCard(), ignore_unknown_fields=True))
+    card["signatures"] = [MessageToDict(proto.signatures[0])]
+    files = reference.proposals(origin)
+    return Agent(origin, card, build(card, files).interview, files)
+
+
+async def test_an_sdk_signed_card_verifies_under_proto_with_the_null_jku_advised() -> None:
+    # PROFILE §6.3 (proto) and §6.6 ("jku": null read as absent, an advisory): the
+    # record's card_signature says the reading, and the quirk is never a silent pass.
+    document = await interview(_sdk_signed_as_authored, jwks=tuple(reference.jwks()["keys"]))
+    assert document["outcome"] == "consistent", found(document)
+    signature = document["agent"]["card_signature"]
+    assert (signature["status"], signature["reading"]) == ("verified", "proto")
+    assert signature["readings"] == ["proto"]
+    assert ("card_signature", "null_header_member") in advised(document)
+    assert document["checks"]["card_signature"] == "advisory"
+    # The same card under a required reading other than proto is a conflict.
+    served = await interview(
+        _sdk_signed_as_authored, jwks=tuple(reference.jwks()["keys"]), readings=("served",)
+    )
+    caught(served, Check.card_signature, "invalid")
 
 
 async def test_a_second_signature_covering_every_member_leaves_no_advisory() -> None:

@@ -13,7 +13,14 @@ SDKs disagree on those bytes, so a signature is checked under named *readings*
 - ``prune-empty``: empty strings, lists and objects (and ``null``) removed recursively
   first, ``false`` and ``0`` kept, as a2a-python and a2a-js sign; for a card an a2a-sdk
   host serves with its 0.3 compatibility members merged in, also with those members
-  removed (a second candidate), because the SDK signs the 1.0 message before the merge.
+  removed (a second candidate), because the SDK signs the 1.0 message before the merge;
+- ``proto``: what a2a-sdk 1.x and @a2a-js/sdk 1.x sign in practice: the card taken through
+  the A2A 1.0 protobuf JSON form (:mod:`.cardproto`: members the messages do not define
+  dropped, a proto3 scalar without presence omitted at its default, so ``"required":
+  false`` goes), then pruned as ``prune-empty``.
+
+A protected header member whose value is ``null`` (``"jku": null`` from a2a-sdk) is read
+as absent and reported in :attr:`SignatureCheck.quirks` (PROFILE §6.6).
 
 The core never fetches: keys are given as a list of public JWKs or as a callable
 ``(kid, jku) -> JWKs``. Verification never raises on hostile input: every outcome is a
@@ -40,6 +47,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 
 from . import ijson
+from .cardproto import proto_form
 from .errors import (
     AlgorithmRefused,
     CanonicalizationError,
@@ -52,6 +60,7 @@ from .pointer import escape
 
 __all__ = [
     "ALGORITHMS",
+    "QUIRK_NULL_HEADER_MEMBER",
     "READINGS",
     "REASON_ALG_REFUSED",
     "REASON_BAD_SIGNATURE",
@@ -81,8 +90,8 @@ __all__ = [
 # PROFILE §6.2: the allowlist. Nothing else is ever signed or accepted (never none, never HS*).
 ALGORITHMS: Final[frozenset[str]] = frozenset({"EdDSA", "ES256", "ES384", "PS256", "RS256"})
 
-Reading: TypeAlias = Literal["served", "prune-empty"]
-READINGS: Final[tuple[Reading, ...]] = ("served", "prune-empty")
+Reading: TypeAlias = Literal["served", "prune-empty", "proto"]
+READINGS: Final[tuple[Reading, ...]] = ("served", "prune-empty", "proto")
 
 PrivateKey: TypeAlias = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 PublicKey: TypeAlias = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey
@@ -106,6 +115,12 @@ REASON_ALG_REFUSED: Final = "alg_refused"  # alg outside ALGORITHMS
 REASON_NO_KEY: Final = "no_key"  # no usable key for this kid/alg
 REASON_BAD_SIGNATURE: Final = "bad_signature"  # a usable key, and the signature fails
 REASON_NOT_CANONICAL: Final = "not_canonical"  # the card has no canonical form to check
+
+# SignatureCheck.quirks codes (PROFILE §6.6): tolerated, always reported, never silent.
+QUIRK_NULL_HEADER_MEMBER: Final = "null_header_member"  # e.g. "jku": null, read as absent
+# Members whose null is never read as absent: alg decides the algorithm, crit and b64
+# change how the JWS is processed (RFC 7515 §4.1.11, RFC 7797).
+_NULL_NOT_TOLERATED: Final = frozenset({"alg", "crit", "b64"})
 
 _MIN_RSA_BITS: Final = 2048  # RFC 7518 §3.3 and §3.5
 _MAX_PROTECTED_CHARS: Final = 8192  # a protected header is a few dozen bytes
@@ -662,10 +677,23 @@ class _Candidate:
     uncovered: tuple[str, ...] = ()
 
 
+def _proto_candidates(body: dict[str, Any]) -> list[_Candidate]:
+    form = proto_form(body)
+    if form is None:
+        return []  # the SDKs refuse or coerce such a card; nothing to check (cardproto)
+    pruned = _prune(form.value)
+    if pruned is _EMPTY:
+        # An all-empty card: a2a-sdk canonicalizes None, a2a-js returns "{}".
+        return [_Candidate(b"null", form.dropped), _Candidate(b"{}", form.dropped)]
+    return [_Candidate(canonicalize(pruned), form.dropped)]
+
+
 def _candidates(card: dict[str, Any], reading: Reading) -> list[_Candidate]:
     body = _without_signatures(card)
     if reading == "served":
         return [_Candidate(canonicalize(body))]
+    if reading == "proto":
+        return _proto_candidates(body)
     found = [_Candidate(_pruned_bytes(body))]
     if _is_sdk_compat_card(body):
         stripped, removed = _strip_compat(body)
@@ -685,6 +713,9 @@ def signing_payload(card: dict[str, Any], reading: Reading) -> list[bytes]:
     ``protocolVersion``, ``additionalInterfaces``, ``security`` or
     ``supportsAuthenticatedExtendedCard``), a second candidate with the members the SDK
     merges in removed before pruning. Duplicates are dropped.
+    ``proto``: RFC 8785 of the card's A2A 1.0 protobuf JSON form (:func:`.cardproto.proto_form`)
+    after the same pruning; none when the card does not fit the 1.0 messages; two
+    (``null`` and ``{}``) when nothing is left.
 
     Raises ``CanonicalizationError`` when the card has no canonical form and
     ``SignatureError`` for an unknown reading.
@@ -772,8 +803,10 @@ class SignatureCheck:
     a fixed code (``malformed``, ``alg_refused``, ``no_key``, ``bad_signature``,
     ``not_canonical``) when it did not verify. ``uncovered`` lists, as JSON Pointers, the
     served members the verifying payload left out: non-empty only when the signature
-    verified solely with a2a-sdk's 0.3 compatibility members removed, so those members
-    (the 0.3 ``url`` among them) are not covered by it.
+    verified solely with a2a-sdk's 0.3 compatibility members removed (``prune-empty``)
+    or with members the 1.0 messages do not define dropped (``proto``), so those members
+    (the 0.3 ``url`` among them) are not covered by it. ``quirks`` lists tolerated header
+    quirks (``null_header_member``), whatever the status.
     """
 
     index: int
@@ -785,6 +818,7 @@ class SignatureCheck:
     thumbprint: str | None = None
     reason: str | None = None
     uncovered: tuple[str, ...] = ()
+    quirks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -806,6 +840,11 @@ class CardSignatureReport:
     thumbprint: str | None = None
     checks: tuple[SignatureCheck, ...] = ()
 
+    @property
+    def quirks(self) -> tuple[str, ...]:
+        """The tolerated header quirks of any checked signature (PROFILE §6.6), once each."""
+        return tuple(dict.fromkeys(q for c in self.checks for q in c.quirks))
+
     def to_json(self) -> dict[str, Any]:
         """The record's ``card_signature`` members (PROFILE §8); the caller adds ``key_source``."""
         return {
@@ -824,18 +863,34 @@ def _is_item(item: Any) -> bool:
     )
 
 
-def _parse_protected(text: str) -> dict[str, Any] | None:
+def _parse_protected(
+    text: str,
+) -> tuple[dict[str, Any], tuple[str, ...], frozenset[str]] | None:
+    """The protected header with ``null`` members read as absent, the quirks seen, and
+    the member names as sent."""
     if len(text) > _MAX_PROTECTED_CHARS:
         return None
     try:
         header = ijson.loads(_b64d(text), max_bytes=_MAX_PROTECTED_CHARS, max_depth=8)
     except (_Base64Error, IngressError):
         return None
-    return header if isinstance(header, dict) else None
+    if not isinstance(header, dict):
+        return None
+    names = frozenset(header)
+    nulls = {k for k, v in header.items() if v is None and k not in _NULL_NOT_TOLERATED}
+    if not nulls:
+        return header, (), names
+    # PROFILE §6.6: a null member is read as absent (a2a-sdk emits "jku": null), and said.
+    kept = {k: v for k, v in header.items() if k not in nulls}
+    return kept, (QUIRK_NULL_HEADER_MEMBER,), names
 
 
-def _header_problem(header: dict[str, Any], item: dict[str, Any]) -> str | None:
-    """A reason the protected header (alg already allowed) or the item cannot be used."""
+def _header_problem(
+    header: dict[str, Any], item: dict[str, Any], protected_names: frozenset[str]
+) -> str | None:
+    """A reason the protected header (alg already allowed) or the item cannot be used.
+
+    ``protected_names`` are the header's member names as sent, nulls included."""
     if header.get("typ", "JOSE") != "JOSE":
         return REASON_MALFORMED
     for name in ("kid", "jku"):
@@ -848,7 +903,7 @@ def _header_problem(header: dict[str, Any], item: dict[str, Any]) -> str | None:
     unprotected = item.get("header")
     if "header" in item and not isinstance(unprotected, dict):
         return REASON_MALFORMED
-    if isinstance(unprotected, dict) and header.keys() & unprotected.keys():
+    if isinstance(unprotected, dict) and protected_names & unprotected.keys():
         return REASON_MALFORMED  # RFC 7515 §7.2.1
     if set(item) - {"protected", "signature", "header"}:
         return REASON_MALFORMED  # PROFILE §6.1
@@ -887,21 +942,24 @@ def _check(
     candidates: dict[Reading, list[_Candidate]],
     keys: KeySource,
 ) -> SignatureCheck:
-    header = _parse_protected(item["protected"])
-    if header is None or not isinstance(header.get("alg"), str):
+    parsed = _parse_protected(item["protected"])
+    if parsed is None or not isinstance(parsed[0].get("alg"), str):
+        quirks = parsed[1] if parsed is not None else ()
         return SignatureCheck(
-            index, None, None, None, SignatureStatus.invalid, reason=REASON_MALFORMED
-        )
+            index, None, None, None, SignatureStatus.invalid, reason=REASON_MALFORMED,
+            quirks=quirks,
+        )  # fmt: skip
+    header, quirks, protected_names = parsed
     alg: str = header["alg"]
     kid = header.get("kid") if isinstance(header.get("kid"), str) else None
     jku = header.get("jku") if isinstance(header.get("jku"), str) else None
 
     def fail(status: SignatureStatus, reason: str) -> SignatureCheck:
-        return SignatureCheck(index, alg, kid, jku, status, reason=reason)
+        return SignatureCheck(index, alg, kid, jku, status, reason=reason, quirks=quirks)
 
     if alg not in ALGORITHMS:  # PROFILE §6.2
         return fail(SignatureStatus.invalid, REASON_ALG_REFUSED)
-    problem = _header_problem(header, item)
+    problem = _header_problem(header, item, protected_names)
     if problem is not None:
         return fail(SignatureStatus.invalid, problem)
     signature = item["signature"]
@@ -939,6 +997,7 @@ def _check(
                 readings=tuple(verified),
                 thumbprint=thumbprint(jwk),
                 uncovered=uncovered or (),
+                quirks=quirks,
             )
     return fail(SignatureStatus.invalid, REASON_BAD_SIGNATURE)
 

@@ -11,7 +11,8 @@ The check codes, in the order a report lists them::
     card_fetch        the card was read as strict I-JSON            (no conflict: unreachable)
     card_signature    A2A §8.4 / PROFILE §6                          conflict when invalid
     declaration       interview §3 rule 1: required is not true      conflict
-    inactive_probe    PROFILE §3.3 / §3b: -32601 or 404 without activation
+    inactive_probe    PROFILE §7: -32601 or 404 without activation; a result is a conflict,
+                      another error an advisory
     activation_echo   PROFILE §3.2: the response names the URI
     answer_shape      interview §5 / PROFILE §4.1: exact members, well-formed sources
     determinism       interview §4 rule 1: identical JCS bytes on a second ask
@@ -44,6 +45,7 @@ from .spec import (
     EXTENSIONS_HEADER,
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
+    METHOD_PREFIX,
     RPC_METHOD_NOT_FOUND,
     Question,
 )
@@ -223,8 +225,9 @@ class Conflict:
 class Advisory:
     """A finding that is never a conflict (PROFILE §7 coverage, §8 advisories).
 
-    ``code`` is ``coverage``, ``card_signature``, ``transport``, ``terms`` or
-    ``interface``; ``reason`` a fixed short code; ``value`` optional JSON data.
+    ``code`` is ``coverage``, ``card_signature``, ``transport``, ``terms``,
+    ``interface`` or ``inactive_probe``; ``reason`` a fixed short code; ``value``
+    optional JSON data.
     """
 
     code: str
@@ -533,14 +536,22 @@ def _named(exchange: Exchange, header: str) -> bool:
     )
 
 
-def check_inactive(exchange: Exchange, binding: Binding, where: Where) -> list[Conflict]:
-    """PROFILE §3.3, §3b: without activation an interview method does not exist.
+def check_inactive(
+    exchange: Exchange, binding: Binding, where: Where
+) -> tuple[list[Conflict], list[Advisory]]:
+    """PROFILE §7 ``inactive_probe`` (§3.3, §3b): without activation an interview method
+    does not exist. Returns ``(conflicts, advisories)``.
 
-    JSON-RPC: the response must be the JSON-RPC error ``-32601``; HTTP+JSON: status
-    404. Either way nothing may echo the interview URI.
+    JSON-RPC (the probe is a well-formed call with ``"params": {}``): error ``-32601``
+    passes; a ``result`` is the conflict ``answered_without_activation``; any other
+    response (another error code, or no JSON-RPC error at all) is the advisory
+    ``inactive_error_code``, never a conflict: the host's own dispatch answered it
+    (a2a-js checks params before the method). HTTP+JSON: 404 passes; a 2xx is
+    ``answered_without_activation``; any other status is ``inactive_error_code``.
+    Either way a response naming the interview URI is ``echo_without_activation``.
     """
     got: JSONObject = {"status": exchange.status}
-    ok = True
+    answered = False
     if binding is Binding.JSONRPC:
         expected: JSON = {"error": {"code": RPC_METHOD_NOT_FOUND[0]}}
         try:
@@ -549,30 +560,42 @@ def check_inactive(exchange: Exchange, binding: Binding, where: Where) -> list[C
             parsed = None
         error = parsed.get("error") if isinstance(parsed, dict) else None
         code = error.get("code") if isinstance(error, dict) else None
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        got["error"] = {"code": code}
         if isinstance(parsed, dict) and "result" in parsed:
             got["result"] = True
-            ok = False
-        if code != RPC_METHOD_NOT_FOUND[0]:
-            ok = False
-        got["error"] = {"code": code if isinstance(code, int) else None}
+            answered = True
+        mismatch = not answered and code != RPC_METHOD_NOT_FOUND[0]
     else:
         expected = {"status": 404}
-        ok = exchange.status == 404
+        answered = 200 <= exchange.status < 300
+        mismatch = not answered and exchange.status != 404
     echoed = _named(exchange, EXTENSIONS_HEADER) or _named(exchange, LEGACY_EXTENSIONS_HEADER)
     if echoed:
         got["echo"] = True
-    if ok and not echoed:
-        return []
-    return [
-        Conflict(
-            Check.inactive_probe,
-            "echo_without_activation" if ok else "answered_without_activation",
-            where,
-            expected=expected,
-            got=got,
-            detail="an interview method without activation must not exist",
-        )
-    ]
+    conflicts: list[Conflict] = []
+    if answered:
+        conflicts.append(
+            Conflict(Check.inactive_probe, "answered_without_activation", where,
+                     expected=expected, got=got,
+                     detail=f"answered {METHOD_PREFIX}{where.question or 'identity'} "
+                     "without activation")
+        )  # fmt: skip
+    elif echoed:
+        conflicts.append(
+            Conflict(Check.inactive_probe, "echo_without_activation", where,
+                     expected=expected, got=got,
+                     detail="named the interview URI in a response without activation")
+        )  # fmt: skip
+    advisories: list[Advisory] = []
+    if mismatch:
+        advisories.append(
+            Advisory(Check.inactive_probe, "inactive_error_code", where,
+                     value={"expected": expected, "got": got},
+                     detail="the host answered the inactive probe with another error "
+                     "than method not found")
+        )  # fmt: skip
+    return conflicts, advisories
 
 
 def check_echo(exchange: Exchange, where: Where, *, legacy: bool = False) -> list[Conflict]:

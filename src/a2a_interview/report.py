@@ -159,6 +159,25 @@ def _card_signature(doc: Mapping[str, Any]) -> str:
     return text + f", thumbprint {_bare(sig.get('thumbprint'))}"
 
 
+def _advisory_text(item: Mapping[str, Any]) -> str | None:
+    """What happened, in words, for the advisories that need more than their reason."""
+    if (item.get("code"), item.get("reason")) == ("inactive_probe", "inactive_error_code"):
+        # PROFILE §7: say what the host answered; it is never "answered_without_activation".
+        got = _obj(_obj(item.get("value")).get("got"))
+        if "error" in got:
+            code = _obj(got.get("error")).get("code")
+            what = f"error {code}" if isinstance(code, int) else "no JSON-RPC error"
+            instead = "-32601"
+        else:
+            status = got.get("status")
+            what = f"HTTP {status}" if isinstance(status, int) else "no HTTP status"
+            instead = "404"
+        return f"the host answered the inactive probe with {what} instead of {instead} (advisory)"
+    if (item.get("code"), item.get("reason")) == ("card_signature", "null_header_member"):
+        return "a protected header member is null; read as absent (PROFILE §6.6)"
+    return None
+
+
 def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     """The human report of a record: outcome, who ran it and its standing, the card
     signature and the reading that verified, each check passed or failed, each
@@ -231,7 +250,10 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
             text = f"  [{_bare(item.get('code'))}] {_bare(item.get('reason'))}"
             if where:
                 text += f": {where}"
-            if "value" in item:
+            said = _advisory_text(item)
+            if said is not None:
+                text += f": {said}" if not where else f"; {said}"
+            elif "value" in item:
                 text += f" {show(item['value'])}"
             lines.append(text)
 

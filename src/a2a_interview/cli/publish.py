@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import nkeys
+from ..cardsig import READINGS
 from ..declarations import interview_entry, read_card
 from ..errors import IngressError
 from ..ijson import loads
@@ -108,15 +109,33 @@ def _card_sign(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# PROFILE §6.6 and §6.3: what `card verify` says besides the verdict, fixed wording.
+_CARD_ADVISORIES: dict[str, str] = {
+    "null_header_member": "a protected header member is null; read as absent (PROFILE §6.6)",
+    "uncovered_members": "the verifying signature does not cover these served members",
+}
+
+
 def _card_verify(args: argparse.Namespace) -> int:
-    from ..cardsig import READINGS, jwks_from_json, verify_card
+    from ..cardsig import jwks_from_json, verify_card
 
     card = _object_file(args.card, "card")
     keys = jwks_from_json(_json_file(args.jwks, "JWKS")) if args.jwks else []
     readings = (args.reading,) if args.reading else READINGS
     report = verify_card(card, keys, readings=readings)
+    advisories: list[dict[str, Any]] = [
+        {"code": quirk, "detail": _CARD_ADVISORIES[quirk]} for quirk in report.quirks
+    ]
+    # The verifying signature is the one covering the most (cardsig.verify_card).
+    uncovered = min(
+        (c.uncovered for c in report.checks if c.status == "verified"), key=len, default=()
+    )
+    if uncovered:
+        advisories.append({"code": "uncovered_members", "value": list(uncovered),
+                           "detail": _CARD_ADVISORIES["uncovered_members"]})  # fmt: skip
     if args.json:
-        _emit(_pretty(report.to_json()), None)
+        body = {**report.to_json(), "readings": list(report.readings), "advisories": advisories}
+        _emit(_pretty(body), None)
     else:
         print(f"status:     {report.status}")
         print(f"reading:    {report.reading or '-'}")
@@ -125,6 +144,11 @@ def _card_verify(args: argparse.Namespace) -> int:
         for check in report.checks:
             verdict = ",".join(check.readings) or (check.reason or "-")
             print(f"  signature {check.index}: {check.status} ({verdict})")
+        for advisory in advisories:
+            print(f"advisory:   {advisory['code']}: {advisory['detail']}")
+            for pointer in advisory.get("value", ()):
+                # Card member names are the peer's: escaped, never raw to the terminal.
+                print(f"  {json.dumps(pointer)}")
         if not args.jwks and report.status != "verified":
             print("hint: pass --jwks FILE to pin the signer's keys", file=sys.stderr)
     return EXIT_OK if report.status == "verified" else EXIT_FAILED
@@ -274,9 +298,11 @@ def register(sub: Any) -> None:
         "verify",
         help="verify a card's signatures",
         description=_wrap(
-            "Verify CARD's signatures under the readings 'served' and 'prune-empty' "
-            "(PROFILE §6.3) and print the status, the reading that verified, kid and RFC 7638 "
-            "thumbprint. Exit 0 when a signature verifies, 1 otherwise."
+            "Verify CARD's signatures under the readings 'served', 'prune-empty' and "
+            "'proto' (what the a2a-sdk and @a2a-js/sdk signers sign; PROFILE §6.3) and print "
+            "the status, the reading that verified, kid and RFC 7638 thumbprint, then any "
+            "advisory: served members the signature does not cover, tolerated header quirks "
+            "(PROFILE §6.6). Exit 0 when a signature verifies, 1 otherwise."
         ),
         formatter_class=raw,
         epilog="examples:\n  a2a-interview card verify signed.json --jwks jwks.json\n"
@@ -284,7 +310,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("card", help="the card JSON file ('-' for stdin)")
     p.add_argument("--jwks", help="pinned JWK Set file holding the signer's public key")
-    p.add_argument("--reading", choices=("served", "prune-empty"), help="require one reading")
+    p.add_argument("--reading", choices=READINGS, help="require one reading")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=_card_verify)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
+from ..cardsig import READINGS
 from . import (
     EXIT_FAILED,
     EXIT_NOT_OFFERED,
@@ -185,8 +186,8 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
         help="an unsigned card, or one whose key is unavailable, is a conflict",
     )  # fmt: skip
     group.add_argument(
-        "--reading", choices=("served", "prune-empty"),
-        help="accept the card signature under this reading only (default: either)",
+        "--reading", choices=READINGS,
+        help="accept the card signature under this reading only (PROFILE §6.3; default: any)",
     )  # fmt: skip
     group.add_argument(
         "--timeout", type=_seconds, default=10.0, metavar="S",

@@ -395,6 +395,12 @@ class _Procedure:
                 Advisory("card_signature", "uncovered_members", value=list(uncovered),
                          detail="the signature does not cover these served members")
             )  # fmt: skip
+        for quirk in report.quirks:
+            # PROFILE §6.6: a tolerated header quirk is an advisory, never a silent pass.
+            state.advisories.append(
+                Advisory("card_signature", quirk,
+                         detail="a protected header member is null; read as absent")
+            )  # fmt: skip
         return CardSignature(
             str(report.status),
             report.reading,
@@ -474,6 +480,8 @@ class _Procedure:
         response with the same status and body reuses that call's reading."""
         method = METHOD_PREFIX + question
         params: JSONObject | None = {"skill": skill} if skill is not None else None
+        if not activated and interface.binding is Binding.JSONRPC:
+            params = {}  # PROFILE §7: the inactive probe is a well-formed call, "params": {}
         headers = [("Accept", "application/json")]
         if not interface.legacy:
             headers.append((VERSION_HEADER, A2A_VERSION))  # an empty version means 0.3
@@ -519,7 +527,9 @@ class _Procedure:
         url = interface.url
         exchange, _ = await self._call(state, interface, "identity", None, activated=False)
         state.performed.add(Check.inactive_probe)
-        state.add(check_inactive(exchange, interface.binding, Where(url, "identity")))
+        conflicts, advisories = check_inactive(exchange, interface.binding, Where(url, "identity"))
+        state.add(conflicts)
+        state.advisories += advisories
 
         skills = list(dict.fromkeys(declared.interview.skill_ids))
         skills = _bounded(skills, self.options.max_skills, "selectors_not_asked", state)
