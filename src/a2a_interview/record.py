@@ -546,7 +546,7 @@ def read_record(data: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> JSONObject:
     """
     value = loads(data, max_bytes=max_bytes, max_depth=MAX_DEPTH)
     if not isinstance(value, dict) or value.get("format") != RESULT_FORMAT:
-        raise WireFormatError("not a result record (format a2a-interview-result/1)")
+        raise WireFormatError("not an object whose format is a2a-interview-result/1")
     return value
 
 

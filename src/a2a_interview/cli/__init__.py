@@ -16,15 +16,13 @@ never lets a traceback reach the user.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..errors import InterviewError
+
+__all__ = ["UsageError", "build_parser", "entry", "main", "read_input", "write_atomic"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -33,7 +31,7 @@ EXIT_UNREACHABLE = 3
 EXIT_NOT_OFFERED = 4
 
 # Command modules, in --help order. Each defines register(subparsers).
-_GROUPS = ("publish", "verify", "serve", "proxy")
+_GROUPS = ("publish", "verify", "record", "serve", "proxy")
 
 EPILOG = """\
 exit codes: 0 ok (consistent, churn, verified) · 1 non_conformant / did not verify ·
@@ -47,33 +45,8 @@ class UsageError(Exception):
     """Raised by a command for bad input it can explain in one line (exit 2)."""
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never
-    a part: a temporary file in the same folder, flushed, then renamed over."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def read_input(path: str, what: str) -> bytes:
-    """The bytes of a file named on the command line (``-`` is stdin); a missing or
-    unreadable file is a ``UsageError`` naming ``what``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path!r}: {exc.strerror}") from None
+# The helpers every command reads and writes files with; below UsageError, which they raise.
+from .files import read_input, write_atomic  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):

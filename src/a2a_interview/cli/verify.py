@@ -13,12 +13,11 @@ Exit codes (the constants of ``cli/__init__.py``):
 from __future__ import annotations
 
 import argparse
-import contextlib
+import io
 import json
 import os
 import re
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from . import (
     read_input,
     write_atomic,
 )
+from .files import check_output, open_atomic
 
 OUTCOME_EXIT: Final[dict[str, int]] = {
     "consistent": EXIT_OK,
@@ -324,10 +324,7 @@ def _pretty(document: Any) -> bytes:
 
 
 def _write(path: str, data: bytes, option: str) -> None:
-    try:
-        write_atomic(path, data)
-    except OSError as exc:
-        raise UsageError(f"{option} {path!r}: cannot write ({exc.strerror})") from None
+    write_atomic(path, data, option=option)  # atomic, regular files only (cli/files.py)
 
 
 def _internal(exc: Exception) -> int:
@@ -350,6 +347,9 @@ def _verify(args: argparse.Namespace) -> int:
     from ..verifier.procedure import verify
 
     url = _url(args.url)
+    for path, option in ((args.record, "--record"), (args.junit, "--junit")):
+        if path:
+            check_output(path, option)  # refused before the run, not after it
     jwks = None
     if args.jwks:
         from ..cardsig import jwks_from_json
@@ -512,19 +512,12 @@ def _verify_many(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         if args.out:
-            target = Path(args.out)
-            try:
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-            except OSError as exc:
-                raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror})") from None
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as sink:
+            with open_atomic(args.out, option="--out") as raw:
+                sink = io.TextIOWrapper(raw, encoding="utf-8")
+                try:
                     documents = anyio.run(_many, urls, options, args.concurrency, sink, progress)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+                finally:
+                    sink.detach()  # flushed into raw; open_atomic fsyncs and renames it
         else:
             documents = anyio.run(_many, urls, options, args.concurrency, sys.stdout, progress)
     except (UsageError, KeyboardInterrupt):
