@@ -7,6 +7,7 @@ memory bound, a real subprocess under an address-space limit."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import resource
@@ -312,4 +313,22 @@ def test_an_exclusive_write_loses_to_a_file_created_meanwhile(tmp_path: Path) ->
         handle.write(b"new")
         target.write_text("theirs")
     assert target.read_text() == "theirs"
+    assert [p.name for p in tmp_path.iterdir()] == ["secret"]
+
+
+def test_an_exclusive_write_without_hard_links_is_still_exclusive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some file systems (vfat, some FUSE mounts) refuse link(2): O_EXCL takes its place.
+    def no_links(*_: Any) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    target = tmp_path / "secret"
+    write_atomic(target, b"new", mode=0o600, exclusive=True)
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    with pytest.raises(UsageError, match="already exists"):
+        write_atomic(target, b"newer", exclusive=True)
+    assert target.read_bytes() == b"new"
     assert [p.name for p in tmp_path.iterdir()] == ["secret"]

@@ -110,6 +110,25 @@ def check_output(path: str | os.PathLike[str], option: str, *, exclusive: bool =
     _check_target(Path(path), option, exclusive=exclusive)
 
 
+def _link_new(tmp: str, target: Path, mode: int) -> None:
+    """Put ``tmp``'s contents at ``target`` only if nothing is there. Raises
+    ``FileExistsError`` otherwise."""
+    try:
+        os.link(tmp, target)  # atomic, and fails if anything is there: never replaces
+        return
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+    # A file system without hard links: still exclusive, though not atomic for readers.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as out, open(tmp, "rb") as source:
+        out.write(source.read())
+        out.flush()
+        os.fsync(out.fileno())
+
+
 @contextlib.contextmanager
 def open_atomic(
     path: str | os.PathLike[str],
@@ -144,7 +163,7 @@ def open_atomic(
         _check_target(target, option, exclusive=exclusive)
         if exclusive:
             try:
-                os.link(tmp, target)  # fails if anything is there: never replaces
+                _link_new(tmp, target, mode)
             except FileExistsError:
                 raise UsageError(
                     f"{option} {str(target)!r} already exists; pass --force to replace it"
