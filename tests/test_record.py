@@ -11,6 +11,8 @@ from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from a2a_interview import nkeys, reference
 from a2a_interview.checks import CHECKS, Advisory, Check, CheckStatus, Conflict, Outcome, Where
@@ -348,6 +350,35 @@ def test_read_record_refuses_what_is_not_a_record() -> None:
     for other in (b"[]", b'{"format": "a2a-interview-result/2"}', b"{}"):
         with pytest.raises(WireFormatError):
             read_record(other)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _leaves(v, (*path, k))] or [path]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))] or [path]
+    return [path]
+
+
+SIGNED_EVIDENCE = make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json()
+EDITABLE = [p for p in _leaves(SIGNED_EVIDENCE) if p and p[0] not in ("signatures", "standing")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    where=st.sampled_from(EDITABLE),
+    value=st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+)
+def test_any_edit_of_a_signed_record_makes_it_a_claim(where: tuple[Any, ...], value: Any) -> None:
+    # PROFILE §8, issue 8 finding 5: whatever member a forger changes, a signed record
+    # stops being evidence.
+    document = copy.deepcopy(SIGNED_EVIDENCE)
+    parent: Any = document
+    for step in where[:-1]:
+        parent = parent[step]
+    assume(parent[where[-1]] != value or type(parent[where[-1]]) is not type(value))
+    parent[where[-1]] = value
+    assert standing_of(document) == "claim"
 
 
 # --- rendering ------------------------------------------------------------------------
