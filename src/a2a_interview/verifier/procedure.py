@@ -360,23 +360,21 @@ class _Procedure:
         declare the interview), what would be a conflict is kept as an advisory: a
         not_offered result is never shown as a failure (PROFILE §7, interview §9 rule 2)."""
         readings = self.options.readings
-        # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
-        wanted: list[str] = []
-
-        def record(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
-            if jku is not None:
-                wanted.append(jku)
-            return []
-
-        verify_card(card, record, readings=readings)
-        self._agent_keys(card, state)
+        self._runner_key(card, state)
         if self.options.jwks is not None:
             report = verify_card(card, list(self.options.jwks), readings=readings)
             source = "pinned"
-            state.agent_jwks += self.options.jwks
-            for jku in dict.fromkeys(wanted):  # the card's own JWKS too, for agent.keys only
-                state.agent_jwks += await self._jwks(jku, card_url, state, quiet=True)
+            await self._pinned_agent_keys(card, card_url, state)
         else:
+            # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
+            wanted: list[str] = []
+
+            def record(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
+                if jku is not None:
+                    wanted.append(jku)
+                return []
+
+            verify_card(card, record, readings=readings)
             keys: dict[str, list[dict[str, Any]]] = {}
             for jku in dict.fromkeys(wanted):
                 keys[jku] = await self._jwks(jku, card_url, state)
@@ -416,7 +414,7 @@ class _Procedure:
             ("pinned" if source == "pinned" else "jku") if verified else None,
         )
 
-    def _agent_keys(self, card: JSONObject, state: _RunState) -> None:
+    def _runner_key(self, card: JSONObject, state: _RunState) -> None:
         """PROFILE §8, issue 8 finding 5: a runner key that signed this card is an agent
         key, whether or not the card's own key could be obtained (no jku, a jku refused
         or down, an unrelated pinned JWKS). Tried under every reading."""
@@ -425,6 +423,21 @@ class _Procedure:
         runner = nkey_jwk(nkeys.public_of(nkeys.private_key(self.options.runner_seed)))
         if verify_card(card, [runner]).status == "verified":
             state.agent_jwks.append(runner)
+
+    async def _pinned_agent_keys(self, card: JSONObject, card_url: str, state: _RunState) -> None:
+        """PROFILE §8 ``agent.keys`` with a pinned JWKS: its keys, and those of the card's
+        own ``jku`` JWKS (fetched quietly, same rules: it verifies nothing here)."""
+        state.agent_jwks += self.options.jwks or ()
+        named: list[str] = []
+
+        def collect(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
+            if jku is not None:
+                named.append(jku)
+            return []
+
+        verify_card(card, collect)
+        for jku in dict.fromkeys(named):
+            state.agent_jwks += await self._jwks(jku, card_url, state, quiet=True)
 
     async def _jwks(
         self, jku: str, card_url: str, state: _RunState, *, quiet: bool = False
