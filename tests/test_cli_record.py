@@ -223,3 +223,94 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
     for action in ("show", "verify"):
         assert main(["record", action, "--help"]) == 0
         assert f"a2a-interview record {action} result.json" in capsys.readouterr().out
+
+
+# --- with the agent's documents in hand ---------------------------------------------
+
+
+def wholesale_lie(document: dict[str, Any], seed: str) -> dict[str, Any]:
+    """What a runner holding an agent key can do: erase every trace of it, re-sign."""
+    document["agent"]["keys"] = []
+    document["agent"]["card_signature"].update(thumbprint=None, kid=None)
+    for run_ in document["runs"]:
+        for proposal in run_["proposals"]:
+            proposal["signer"] = None
+    document.pop("signatures")
+    return sign_record(document, seed)
+
+
+def fetch(url: str, path: Path) -> Path:
+    import httpx
+
+    path.write_bytes(httpx.get(url).content)
+    return path
+
+
+def test_a_wholesale_lie_is_caught_with_the_card_in_hand(
+    origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/security.md: offline, a record rewritten wholesale by an agent-key holder reads
+    # as evidence; with the agent's card (or JWKS) in hand, it is a claim again.
+    seed = card_key_seed()
+    path = tmp_path / "r.json"
+    write(path, wholesale_lie(recorded(origin, path, "--as", "platform", "--runner-key", seed),
+                              seed))  # fmt: skip
+    card = fetch(origin + "/.well-known/agent-card.json", tmp_path / "card.json")
+    jwks = fetch(origin + reference.JWKS_PATH, tmp_path / "jwks.json")
+    capsys.readouterr()
+    assert run(capsys, "record", "verify", str(path))[0] == 0  # the documented limit
+    code, out, _ = run(capsys, "record", "verify", str(path), "--card", str(card))
+    assert code == 1 and "standing: claim (agent_key)" in out
+    assert "checked against card: the one recorded" in out
+    code, out, _ = run(capsys, "record", "verify", str(path), "--jwks", str(jwks))
+    assert code == 1 and "standing: claim (agent_key)" in out
+
+
+def test_a_wholesale_lie_is_caught_with_the_proposal_in_hand(
+    origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed = reference.PROPOSAL_SEED
+    path = tmp_path / "r.json"
+    write(path, wholesale_lie(recorded(origin, path, "--as", "platform", "--runner-key", seed),
+                              seed))  # fmt: skip
+    doc = tmp_path / "terms.json"
+    doc.write_bytes(reference.read_bytes(reference.PROPOSAL_FILES[0]))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "record", "verify", str(path), "--proposal", str(doc), "--json")
+    verdict = json.loads(out)
+    assert code == 1 and (verdict["standing"], verdict["reason"]) == ("claim", "agent_key")
+
+
+def test_an_honest_record_stays_evidence_with_the_documents_in_hand(
+    origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    recorded(origin, path, "--as", "platform", "--runner-key", STRANGER)
+    card = fetch(origin + "/.well-known/agent-card.json", tmp_path / "card.json")
+    jwks = fetch(origin + reference.JWKS_PATH, tmp_path / "jwks.json")
+    doc = tmp_path / "terms.json"
+    doc.write_bytes(reference.read_bytes(reference.PROPOSAL_FILES[0]))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**json.loads(card.read_bytes()), "name": "changed"}))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "record", "verify", str(path), "--card", str(card),
+                       "--jwks", str(jwks), "--proposal", str(doc))  # fmt: skip
+    assert code == 0 and "standing: evidence" in out
+    code, out, _ = run(capsys, "record", "verify", str(path), "--card", str(other))
+    assert code == 0 and "card: NOT the one recorded" in out
+
+
+@pytest.mark.parametrize("option", ["--card", "--jwks", "--proposal"])
+def test_unusable_documents_in_hand_exit_2(
+    option: str, origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    recorded(origin, path, "--as", "platform", "--runner-key", STRANGER)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"{not json")
+    for given in (str(bad), "/dev/zero", str(tmp_path / "missing")):
+        if option == "--proposal" and given == str(bad):
+            continue  # a proposal that is not JSON names no key: nothing to refuse
+        capsys.readouterr()
+        code, _, err = run(capsys, "record", "verify", str(path), option, given)
+        assert code == 2 and len(err.strip().splitlines()) == 1

@@ -34,7 +34,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import nkeys
-from .cardsig import thumbprint
+from .cardsig import thumbprint, verify_card
 from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
 from .errors import IngressError, KeyFormatError, SignatureError, WireFormatError
 from .ijson import JSONObject, loads
@@ -57,6 +57,7 @@ __all__ = [
     "Standing",
     "StandingReason",
     "agent_key_ids",
+    "card_key_ids",
     "nkey_jwk",
     "nkey_thumbprint",
     "proposal_keys",
@@ -387,7 +388,9 @@ def _key_id(value: Any) -> bool:
 
 
 def _standing(
-    record: Mapping[str, Any], signature: Literal["unsigned", "valid", "invalid"]
+    record: Mapping[str, Any],
+    signature: Literal["unsigned", "valid", "invalid"],
+    extra_keys: Iterable[str] = (),
 ) -> tuple[Standing, StandingReason]:
     """The standing rule of PROFILE §8, the signature's status given."""
     ran_by = record.get("ran_by")
@@ -405,7 +408,7 @@ def _standing(
     # Besides agent.keys, every place the record itself names an agent key: the card
     # key's thumbprint, a card signature's kid (kids are often thumbprints), each
     # proposal signer. A partly edited record still shows the runner's hand.
-    named = set(keys) | _proposal_signers(record)
+    named = set(keys) | _proposal_signers(record) | set(extra_keys)
     for member in ("thumbprint", "kid"):
         value = _get(record, "agent", "card_signature", member)
         if isinstance(value, str):
@@ -415,10 +418,33 @@ def _standing(
     return "evidence", "evidence"
 
 
-def standing_reason(record: Mapping[str, Any]) -> tuple[Standing, StandingReason]:
+def standing_reason(
+    record: Mapping[str, Any], extra_keys: Iterable[str] = ()
+) -> tuple[Standing, StandingReason]:
     """:func:`standing_of` with the reason it came to that (one of
-    :data:`STANDING_REASONS`). Never raises."""
-    return _standing(record, verify_record_signature(record).status)
+    :data:`STANDING_REASONS`). ``extra_keys``: more agent key ids (thumbprints, nkeys)
+    known to the reader, from documents in hand (:func:`card_key_ids`). Never raises."""
+    return _standing(record, verify_record_signature(record).status, extra_keys)
+
+
+def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ()) -> tuple[str, ...]:
+    """Agent key ids a reader can add from a card in hand, offline: the thumbprints of
+    ``jwks`` (the card's keys), and the runner key's own thumbprint when that key
+    verifies one of ``card``'s signatures under any reading (then it *is* an agent key,
+    whatever the record says). Never raises on a hostile card or record."""
+    ids = set(agent_key_ids(jwks))
+    key = _get(record, "ran_by", "key")
+    try:
+        runner = nkey_jwk(key) if isinstance(key, str) else None
+    except KeyFormatError:
+        runner = None
+    if (
+        runner is not None
+        and isinstance(card, dict)
+        and verify_card(card, [runner]).status == "verified"
+    ):
+        ids.add(thumbprint(runner))
+    return tuple(sorted(ids))
 
 
 def standing_of(record: Mapping[str, Any]) -> Standing:

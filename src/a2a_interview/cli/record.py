@@ -38,10 +38,55 @@ def _load(path: str) -> dict[str, Any]:
         raise UsageError(f"record {path!r} is not a result record: {exc} [{exc.code}]") from None
 
 
-def _verdict(document: dict[str, Any]) -> dict[str, Any]:
+def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Agent key ids from the documents the user holds (``--card``, ``--jwks``,
+    ``--proposal``), and a line for each saying what was checked."""
+    from ..cardsig import jwks_from_json
+    from ..errors import KeyFormatError
+    from ..ijson import loads
+    from ..jcs import digest
+    from ..record import card_key_ids, proposal_keys
+
+    ids: list[str] = []
+    notes: list[str] = []
+    card: Any = None
+    if args.card:
+        try:
+            card = loads(read_input(args.card, "card"))
+        except IngressError as exc:
+            raise UsageError(f"card {args.card!r} is not strict I-JSON [{exc.code}]") from None
+        same = isinstance(card, dict) and digest(card) == _field(document, "agent", "card_digest")
+        notes.append(
+            "card: the one recorded (same digest)"
+            if same
+            else "card: NOT the one recorded (another digest); its keys still count"
+        )
+    jwks: list[Any] = []
+    if args.jwks:
+        try:
+            jwks = jwks_from_json(read_input(args.jwks, "JWK Set"))
+        except KeyFormatError as exc:
+            raise UsageError(f"--jwks {args.jwks!r}: {exc}") from None
+        notes.append(f"JWK Set: {len(jwks)} keys")
+    if card is not None or jwks:
+        ids += card_key_ids(document, card, jwks)
+    for path in args.proposal:
+        found = proposal_keys(read_input(path, "proposal"))
+        ids += found
+        notes.append(f"proposal {path!r}: {len(found)} signer keys")
+    return ids, notes
+
+
+def _field(value: Any, *path: str) -> Any:
+    for name in path:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _verdict(document: dict[str, Any], extra_keys: list[str] | None = None) -> dict[str, Any]:
     from ..record import standing_reason, verify_record_signature
 
-    standing, reason = standing_reason(document)
+    standing, reason = standing_reason(document, extra_keys or ())
     ran_by = document.get("ran_by")
     return {
         "standing": standing,
@@ -71,9 +116,10 @@ def _verify(args: argparse.Namespace) -> int:
     from ..report import show
 
     document = _load(args.file)
-    verdict = _verdict(document)
+    extra, notes = _in_hand(args, document)
+    verdict = _verdict(document, extra)
     if args.json:
-        _dump(verdict)
+        _dump({**verdict, "checked_against": notes} if notes else verdict)
     else:
         ran_by = verdict["ran_by"] or {}
         who = f"{show(ran_by.get('party'))} {show(ran_by.get('name'))}"
@@ -83,6 +129,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"runner signature: {_RUNNER_SIGNATURE[verdict['runner_signature']]}")
         print(f"ran by: {who}")
         print(f"outcome: {show(verdict['outcome'])}")
+        for note in notes:
+            print(f"checked against {note}")
     return EXIT_OK if verdict["standing"] == "evidence" else EXIT_FAILED
 
 
@@ -111,6 +159,7 @@ def register(sub: Any) -> None:
             88,
         ),
         epilog="examples:\n  a2a-interview record show result.json\n"
+        "  sed -n 3p records.jsonl | a2a-interview record show -   # one verify-many line\n"
         "  a2a-interview record show result.json --json   "
         "# {standing, reason, runner_signature, ran_by, outcome, record}",
     )
@@ -128,8 +177,25 @@ def register(sub: Any) -> None:
             88,
         ),
         epilog="examples:\n  a2a-interview record verify result.json && echo evidence\n"
-        "  a2a-interview record verify result.json --json",
+        "  a2a-interview record verify result.json --json\n"
+        "  sed -n 3p records.jsonl | a2a-interview record verify -   # one verify-many line\n"
+        "  a2a-interview record verify result.json --card card.json --jwks jwks.json \\\n"
+        "      --proposal terms.sow.json   # also compare the runner key with the keys of\n"
+        "                                  # the agent's own documents, in hand",
     )
     p.add_argument("file", metavar="FILE", help="the record ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.add_argument(
+        "--card",
+        metavar="FILE",
+        help="the agent's card: a runner key that signed it is an agent key",
+    )
+    p.add_argument("--jwks", metavar="FILE", help="the agent's JWK Set: its keys are agent keys")
+    p.add_argument(
+        "--proposal",
+        metavar="DOC",
+        action="append",
+        default=[],
+        help="a proposal of the agent's: its signer keys are agent keys (repeat)",
+    )
     p.set_defaults(run=_verify)
