@@ -10,7 +10,9 @@ Exit codes, the same for every command:
 
 Each command group lives in its own module with a ``register(subparsers)`` function;
 this module assembles them, turns the package's exceptions into one-line messages, and
-never lets a traceback reach the user.
+never lets a traceback reach the user. Every file a command reads or writes goes through
+``files.py`` (``read_input``: the 1 MiB bound; ``write_atomic``/``open_atomic``: atomic,
+regular files only, secrets never replaced without ``--force``).
 """
 
 from __future__ import annotations
