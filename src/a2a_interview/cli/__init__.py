@@ -2,8 +2,10 @@
 
 Exit codes, the same for every command:
 
-    0  success (verify: consistent or churn; card/proposal verify: it verified)
-    1  verify: non_conformant; card/proposal verify: it did not verify
+    0  success (verify: consistent or churn; card/proposal verify: it verified;
+       record verify: evidence)
+    1  verify: non_conformant; card/proposal verify: it did not verify; record verify:
+       a claim or a runner signature that does not verify
     2  usage error (bad arguments, unreadable input file, malformed input)
     3  verify: unreachable or could not complete; a server could not start
     4  verify: not_offered (the card does not declare the interview)
@@ -36,8 +38,9 @@ EXIT_NOT_OFFERED = 4
 _GROUPS = ("publish", "verify", "record", "serve", "proxy")
 
 EPILOG = """\
-exit codes: 0 ok (consistent, churn, verified) · 1 non_conformant / did not verify ·
-2 usage error · 3 unreachable / could not complete · 4 not_offered
+exit codes: 0 ok (consistent, churn, verified, evidence) ·
+1 non_conformant / did not verify / claim · 2 usage error ·
+3 unreachable / could not complete · 4 not_offered
 
 Start with `a2a-interview demo`: it serves the bundled Stonework agent on loopback,
 interviews it and prints the report."""
