@@ -78,8 +78,11 @@ def read_input(path: str, what: str, *, max_bytes: int = MAX_INPUT_BYTES) -> byt
                 raise UsageError(f"{what} {path!r} is larger than {_size_words(max_bytes)}")
             return _read_bounded(handle, max_bytes, what, path)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"cannot read {what} {path!r}: {reason}") from None
+        raise UsageError(f"cannot read {what} {path!r}: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def _check_target(target: Path, option: str, *, exclusive: bool) -> None:
@@ -90,7 +93,7 @@ def _check_target(target: Path, option: str, *, exclusive: bool) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise UsageError(f"{option} {str(target)!r}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"{option} {str(target)!r}: cannot write ({_reason(exc)})") from None
     if stat.S_ISLNK(info.st_mode):
         kind = "a symbolic link"
     elif stat.S_ISDIR(info.st_mode):
@@ -151,7 +154,7 @@ def open_atomic(
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
-        raise UsageError(f"{option} {str(target)!r}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"{option} {str(target)!r}: cannot write ({_reason(exc)})") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
@@ -176,7 +179,7 @@ def open_atomic(
             os.unlink(tmp)
         if exc.errno == errno.ENOSPC:
             raise UsageError(f"{option} {str(target)!r}: no space left on the device") from None
-        raise UsageError(f"{option} {str(target)!r}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"{option} {str(target)!r}: cannot write ({_reason(exc)})") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
