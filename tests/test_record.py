@@ -442,3 +442,20 @@ def test_junit_never_calls_an_unreachable_agent_non_conformant() -> None:
     root = ET.fromstring(junit_xml(record))
     failures = list(root.iter("failure"))
     assert [f.get("type") for f in failures] == ["unreachable"]
+
+
+def test_every_standing_reason_has_its_report_line() -> None:
+    # PROFILE §8: the report says why a record is a claim; no reason goes unexplained.
+    from a2a_interview.record import STANDING_REASONS
+    from a2a_interview.report import _WHY
+
+    assert set(_WHY) == set(STANDING_REASONS)
+    seen = {
+        "evidence": make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json(),
+        "self_run": make("self", agent_keys=AGENT_KEYS).to_json(),
+        "unsigned": make("platform", agent_keys=AGENT_KEYS).to_json(),
+        "agent_key": make("platform", agent_keys=AGENT_KEYS).signed(card_key_seed()).to_json(),
+    }
+    for reason, document in seen.items():
+        assert standing_reason(document)[1] == reason
+        assert _WHY[reason] in render_report(document)  # type: ignore[index]
