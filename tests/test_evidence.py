@@ -9,15 +9,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from a2a_interview import nkeys, reference
 from a2a_interview.cardsig import generate_key, load_private_key, public_jwk, sign_card
 from a2a_interview.cli import main
-from a2a_interview.record import standing_reason
+from a2a_interview.record import schema, standing_reason
 from agents import honest
 from servers import serve
 
+VALIDATOR = jsonschema.Draft202012Validator(schema())
 FAST = ["--churn-delay", "0", "--json"]
 CARD_THUMBPRINT = "snh9Wn5o_ibdcTy7ZNR1HksDAfUxtNaVBRboW6-EjrQ"  # the reference card key
 
@@ -86,6 +88,7 @@ def test_an_independent_runner_is_evidence_and_the_jwks_is_collected(
     assert CARD_THUMBPRINT in document["agent"]["keys"]
     assert reference.PROPOSAL_KEY in document["agent"]["keys"]
     assert len(document["agent"]["keys"]) == 3  # the card key, the proposal key, "other"
+    VALIDATOR.validate(document)
     assert standing_reason(document) == ("evidence", "evidence")
 
 
