@@ -153,7 +153,9 @@ def test_an_unwritable_out_is_one_line_exit_2(
             ["proposal", "sign", proposal, "--seed", str(seed), "--out", out],
         ):
             code, _, err = run(capsys, *argv)
-            assert code == EXIT_USAGE and err.startswith("a2a-interview: error: cannot write")
+            # cli/files.py: the message names the option and the file (issue 8 finding 7)
+            assert code == EXIT_USAGE and err.startswith(f"a2a-interview: error: --out {out!r}")
+            assert len(err.splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.jwk", "seed"]  # no leftovers
 
 

@@ -44,7 +44,8 @@ def test_verify_prints_the_report_and_exits_0(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "Outcome: CONSISTENT" in out
     assert "Conformance is not competence" in out
-    assert "Standing: EVIDENCE" in out  # third_party by default
+    # third_party by default, but unsigned: a claim (PROFILE §8, issue 8 finding 5)
+    assert "Standing: CLAIM" in out
 
 
 def test_verify_reading_proto_is_required_and_reported(

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from a2a_interview import nkeys, reference
 from a2a_interview.checks import CHECKS, Advisory, Check, CheckStatus, Conflict, Outcome, Where
-from a2a_interview.errors import KeyFormatError, SignatureError
+from a2a_interview.errors import (
+    IngressError,
+    KeyFormatError,
+    SignatureError,
+    TooLarge,
+    WireFormatError,
+)
 from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
@@ -24,11 +33,15 @@ from a2a_interview.record import (
     RanBy,
     ResultRecord,
     Run,
+    agent_key_ids,
     nkey_thumbprint,
+    proposal_keys,
+    read_record,
     rfc3339,
     schema,
     sign_record,
     standing_of,
+    standing_reason,
     verify_record_signature,
 )
 from a2a_interview.report import REMINDER, junit_xml, render_report
@@ -207,8 +220,10 @@ def test_standing_self_is_a_claim() -> None:
 
 
 def test_standing_third_party_with_other_key_is_evidence() -> None:
-    assert standing_of(make("third_party").to_json()) == "evidence"
-    assert standing_of(make("platform").to_json()) == "evidence"
+    # PROFILE §8 (amended for issue 8 finding 5): unsigned is a claim, whoever it names.
+    assert standing_of(make("third_party").to_json()) == "claim"
+    assert standing_of(make("platform").to_json()) == "claim"
+    assert standing_of(sign_record(make("platform").to_json(), RUNNER_SEED)) == "evidence"
     signed = sign_record(make("third_party").to_json(), RUNNER_SEED)
     assert standing_of(signed) == "evidence" == signed["standing"]
 
@@ -241,11 +256,136 @@ def test_standing_with_a_runner_key_that_is_not_an_nkey_is_a_claim() -> None:
     assert standing_of(document) == "claim"
 
 
+# --- forgeries (issue 8 finding 5) ----------------------------------------------------
+
+AGENT_KEYS = (CARD_THUMBPRINT, reference.PROPOSAL_KEY)
+
+
+def test_agent_keys_are_in_the_record_and_validate() -> None:
+    # PROFILE §8: agent.keys, sorted, each a thumbprint or an nkey.
+    document = make(agent_keys=AGENT_KEYS).to_json()
+    VALIDATOR.validate(document)
+    assert document["agent"]["keys"] == sorted(AGENT_KEYS)
+    bad = copy.deepcopy(document)
+    bad["agent"]["keys"] = ["not a key"]
+    assert not VALIDATOR.is_valid(bad)
+
+
+@pytest.mark.parametrize("seed", [card_key_seed(), reference.PROPOSAL_SEED])
+def test_an_agent_key_edited_out_and_resigned_stays_a_claim(seed: str) -> None:
+    # issue 8 finding 5: thumbprint set to null, proposal signers set to null, re-signed
+    # with the agent's key. agent.keys still names the key.
+    document = make("platform", agent_keys=AGENT_KEYS).to_json()
+    document["agent"]["card_signature"]["thumbprint"] = None  # type: ignore[index]
+    for run in document["runs"]:  # type: ignore[union-attr]
+        for proposal in run["proposals"]:  # type: ignore[index]
+            proposal["signer"] = None
+    forged = sign_record(document, seed)
+    assert verify_record_signature(forged).status == "valid"
+    assert standing_reason(forged) == ("claim", "agent_key")
+    assert "Standing: CLAIM" in render_report(forged)
+
+
+@pytest.mark.parametrize("keys", [None, "drop", 7, ["x"]])
+def test_agent_keys_missing_or_malformed_is_a_claim(keys: Any) -> None:
+    # PROFILE §8: "a record without agent.keys is a claim", even signed by a stranger.
+    document = make("third_party", agent_keys=AGENT_KEYS).to_json()
+    if keys == "drop":
+        del document["agent"]["keys"]  # type: ignore[union-attr]
+    else:
+        document["agent"]["keys"] = keys  # type: ignore[index]
+    signed = sign_record(document, RUNNER_SEED)
+    assert standing_reason(signed) == ("claim", "agent_keys_missing")
+    assert "Standing: CLAIM" in render_report(signed)
+
+
+def test_self_changed_to_third_party_and_left_unsigned_is_a_claim() -> None:
+    # issue 8 finding 5: `self` changed to `third_party`, left unsigned.
+    document = make("self", agent_keys=AGENT_KEYS).to_json()
+    document["ran_by"]["party"] = "third_party"  # type: ignore[index]
+    document["standing"] = "evidence"
+    assert standing_reason(document) == ("claim", "unsigned")
+    assert "Standing: CLAIM" in render_report(document)
+
+
+def test_self_changed_to_third_party_in_a_signed_record_is_a_claim() -> None:
+    document = make("self", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json()
+    document["ran_by"]["party"] = "third_party"  # type: ignore[index]
+    assert standing_reason(document) == ("claim", "signature_invalid")
+
+
+def test_a_stranger_signed_record_is_evidence_until_altered() -> None:
+    document = make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json()
+    assert standing_reason(document) == ("evidence", "evidence") == (document["standing"],) * 2
+    document["outcome"] = "consistent"
+    assert standing_reason(document) == ("claim", "signature_invalid")
+
+
+def test_a_runner_key_named_as_a_card_kid_is_a_claim() -> None:
+    # A kid is often the key's thumbprint or nkey: the record itself names the key.
+    runner = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
+    for kid in (runner, nkey_thumbprint(runner)):
+        signature = CardSignature("key_unavailable", kid=kid)
+        document = make("platform", agent_keys=(), card_signature=signature)
+        assert standing_of(document.signed(RUNNER_SEED).to_json()) == "claim"
+
+
+def test_agent_key_ids_and_proposal_keys() -> None:
+    jwk = {k: v for k, v in reference.card_key_jwk().items() if k != "d"}
+    assert agent_key_ids([jwk, {"kty": "nope"}, "x"], ["junk", reference.PROPOSAL_KEY]) == (
+        tuple(sorted((CARD_THUMBPRINT, reference.PROPOSAL_KEY)))
+    )
+    body = reference.read_bytes(reference.PROPOSAL_FILES[0])
+    assert proposal_keys(body) == (reference.PROPOSAL_KEY,)
+    assert proposal_keys(None) == proposal_keys(b"\x00") == proposal_keys(b"[]") == ()
+
+
+def test_read_record_refuses_what_is_not_a_record() -> None:
+    document = make().to_json()
+    assert read_record(json.dumps(document).encode()) == document
+    with pytest.raises(IngressError):
+        read_record(b"not json")
+    with pytest.raises(TooLarge):
+        read_record(b" " * (1 << 20) + b"{}")
+    for other in (b"[]", b'{"format": "a2a-interview-result/2"}', b"{}"):
+        with pytest.raises(WireFormatError):
+            read_record(other)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _leaves(v, (*path, k))] or [path]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))] or [path]
+    return [path]
+
+
+SIGNED_EVIDENCE = make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json()
+EDITABLE = [p for p in _leaves(SIGNED_EVIDENCE) if p and p[0] not in ("signatures", "standing")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    where=st.sampled_from(EDITABLE),
+    value=st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+)
+def test_any_edit_of_a_signed_record_makes_it_a_claim(where: tuple[Any, ...], value: Any) -> None:
+    # PROFILE §8, issue 8 finding 5: whatever member a forger changes, a signed record
+    # stops being evidence.
+    document = copy.deepcopy(SIGNED_EVIDENCE)
+    parent: Any = document
+    for step in where[:-1]:
+        parent = parent[step]
+    assume(parent[where[-1]] != value or type(parent[where[-1]]) is not type(value))
+    parent[where[-1]] = value
+    assert standing_of(document) == "claim"
+
+
 # --- rendering ------------------------------------------------------------------------
 
 
 def test_report_says_what_it_found() -> None:
-    text = render_report(make())
+    text = render_report(make().signed(RUNNER_SEED))
     assert "Outcome: NON_CONFORMANT" in text
     assert "FAIL      projection" in text and "PASS      card_fetch" in text
     assert 'expected: "Stonework"' in text and 'got:      "Stonewerk"' in text
@@ -302,3 +442,20 @@ def test_junit_never_calls_an_unreachable_agent_non_conformant() -> None:
     root = ET.fromstring(junit_xml(record))
     failures = list(root.iter("failure"))
     assert [f.get("type") for f in failures] == ["unreachable"]
+
+
+def test_every_standing_reason_has_its_report_line() -> None:
+    # PROFILE §8: the report says why a record is a claim; no reason goes unexplained.
+    from a2a_interview.record import STANDING_REASONS
+    from a2a_interview.report import _WHY
+
+    assert set(_WHY) == set(STANDING_REASONS)
+    seen = {
+        "evidence": make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json(),
+        "self_run": make("self", agent_keys=AGENT_KEYS).to_json(),
+        "unsigned": make("platform", agent_keys=AGENT_KEYS).to_json(),
+        "agent_key": make("platform", agent_keys=AGENT_KEYS).signed(card_key_seed()).to_json(),
+    }
+    for reason, document in seen.items():
+        assert standing_reason(document)[1] == reason
+        assert _WHY[reason] in render_report(document)  # type: ignore[index]

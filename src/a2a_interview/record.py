@@ -4,9 +4,12 @@ A record is built from the verifier's runs as a :class:`ResultRecord` value and
 exchanged as JSON (``to_json()``). The functions that read a record take the JSON, so a
 display can check a record it did not produce:
 
-- :func:`standing_of` recomputes ``claim`` or ``evidence`` from the record's contents;
-  a display uses it and never trusts the stored ``standing`` (PROFILE §8, interview
-  §8, §9 rule 4).
+- :func:`standing_of` recomputes ``claim`` or ``evidence`` from the record's contents
+  and its runner signature; a display uses it and never trusts the stored ``standing``
+  (PROFILE §8, interview §8, §9 rule 4). :func:`standing_reason` says why.
+- :func:`agent_key_ids` and :func:`proposal_keys` collect ``agent.keys``: what the
+  verifier itself saw of the agent's keys, so a display needs no network.
+- :func:`read_record` reads a stored record (bounded, strict, the right ``format``).
 - :func:`sign_record` and :func:`verify_record_signature`: the runner's Ed25519
   signature, nkey-encoded key, base64url, over ``a2a-interview-result-v1\\n`` + JCS of
   the record without ``signatures``.
@@ -21,7 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
@@ -31,16 +34,17 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import nkeys
-from .cardsig import thumbprint
+from .cardsig import thumbprint, verify_card
 from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
-from .errors import KeyFormatError, SignatureError
+from .errors import IngressError, KeyFormatError, SignatureError, WireFormatError
 from .ijson import JSONObject, loads
 from .jcs import canonicalize
-from .spec import RESULT_FORMAT, RESULT_SIGNING_PREFIX
+from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT, RESULT_SIGNING_PREFIX
 
 __all__ = [
     "DOES_NOT_ESTABLISH",
     "PARTIES",
+    "STANDING_REASONS",
     "CallRecord",
     "CardSignature",
     "Incomplete",
@@ -51,18 +55,36 @@ __all__ = [
     "ResultRecord",
     "Run",
     "Standing",
+    "StandingReason",
+    "agent_key_ids",
+    "card_key_ids",
+    "nkey_jwk",
     "nkey_thumbprint",
+    "proposal_keys",
+    "read_record",
     "rfc3339",
     "schema",
     "sign_record",
     "signing_bytes",
     "standing_of",
+    "standing_reason",
     "verify_record_signature",
 ]
 
 Party = Literal["self", "platform", "third_party"]
 PARTIES: Final[tuple[Party, ...]] = get_args(Party)
 Standing = Literal["claim", "evidence"]
+
+# Why a record has the standing it has (standing_reason), as the report names it.
+StandingReason = Literal[
+    "evidence",  # an independent runner, signed, holding none of the agent's keys
+    "self_run",  # ran_by.party is self (or not a party at all)
+    "unsigned",  # nothing binds the record to the runner it names
+    "signature_invalid",  # altered, or not signed by the key ran_by names
+    "agent_key",  # the runner key is one of the agent's keys
+    "agent_keys_missing",  # agent.keys absent or malformed: the runner cannot be cleared
+]
+STANDING_REASONS: Final[tuple[StandingReason, ...]] = get_args(StandingReason)
 
 # PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
 # (selective honesty: conduct is reputation's territory).
@@ -224,6 +246,8 @@ class ResultRecord:
     outcome: Outcome
     checks: Mapping[Check, CheckStatus] = field(default_factory=dict)
     incomplete: Incomplete | None = None
+    # agent.keys (PROFILE §8): RFC 7638 thumbprints and proposal signers' nkeys, sorted.
+    agent_keys: tuple[str, ...] = ()
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -254,6 +278,7 @@ class ResultRecord:
                 "card_signature": (
                     self.card_signature.to_json() if self.card_signature is not None else None
                 ),
+                "keys": sorted(set(self.agent_keys)),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",
@@ -267,7 +292,8 @@ class ResultRecord:
         }
         if self.incomplete is not None:
             out["incomplete"] = self.incomplete.to_json()
-        out["standing"] = standing_of(out)
+        # Signatures come only from signed(), over exactly this document.
+        out["standing"] = _standing(out, "valid" if self.signatures else "unsigned")[0]
         if self.signatures:
             out["signatures"] = [{"key": k, "sig": s} for k, s in self.signatures]
         return out
@@ -277,15 +303,55 @@ class ResultRecord:
 # Standing
 
 
+def nkey_jwk(key: str) -> dict[str, str]:
+    """An nkey's Ed25519 public key as an OKP JWK (RFC 8037), so it can be compared with
+    card keys and tried against card signatures. Raises ``KeyFormatError`` for a
+    malformed nkey."""
+    raw = nkeys.decode_public(key)
+    x = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    return {"kty": "OKP", "crv": "Ed25519", "x": x}
+
+
 def nkey_thumbprint(key: str) -> str | None:
     """The RFC 7638 thumbprint of an nkey's Ed25519 key as an OKP JWK, so a runner key
     can be compared with a card signing key; ``None`` for a malformed nkey."""
     try:
-        raw = nkeys.decode_public(key)
+        return thumbprint(nkey_jwk(key))
     except KeyFormatError:
         return None
-    x = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-    return thumbprint({"kty": "OKP", "crv": "Ed25519", "x": x})
+
+
+def agent_key_ids(jwks: Iterable[Any], nkey_signers: Iterable[str] = ()) -> tuple[str, ...]:
+    """``agent.keys`` (PROFILE §8): the RFC 7638 thumbprint of each JWK in ``jwks`` (a JWK
+    whose thumbprint cannot be computed is skipped: it names no key) and each nkey in
+    ``nkey_signers`` as it is (a malformed one is skipped), sorted, without repeats."""
+    ids: set[str] = set()
+    for jwk in jwks:
+        try:
+            ids.add(thumbprint(jwk))
+        except KeyFormatError:
+            continue
+    ids.update(k for k in nkey_signers if nkey_thumbprint(k) is not None)
+    return tuple(sorted(ids))
+
+
+def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str, ...]:
+    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify
+    (terms §3 step 4): a key that signed the agent's terms, or claims to, is the agent's
+    side. Never raises; an unreadable body names none."""
+    if body is None:
+        return ()
+    try:
+        document = loads(body, max_bytes=max_bytes, max_depth=MAX_DEPTH)
+    except IngressError:
+        return ()
+    items = document.get("signatures") if isinstance(document, dict) else None
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        key = item.get("key") if isinstance(item, dict) else None
+        if isinstance(key, str) and nkey_thumbprint(key) is not None:
+            found.append(key)
+    return tuple(dict.fromkeys(found))
 
 
 def _get(value: Any, *path: str) -> Any:
@@ -308,36 +374,95 @@ def _proposal_signers(record: Mapping[str, Any]) -> set[str]:
     return signers
 
 
-def standing_of(record: Mapping[str, Any]) -> Standing:
-    """Recompute a record's standing from its contents (PROFILE §8, interview §8).
+_THUMBPRINT_CHARS: Final = 43  # base64url of a SHA-256 digest, unpadded
+_B64U: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
-    Returns ``claim`` when the runner is ``self``; when the runner key is the card's
-    signing key (same RFC 7638 thumbprint) or the key that signed one of the
-    proposals; and whenever the record is too malformed to tell (an unknown party, a
-    runner that is not an object, a key that is not an nkey). Returns ``evidence``
-    otherwise: a ``platform`` or ``third_party`` runner holding none of the agent's keys.
 
-    The stored ``standing`` is ignored: a display calls this, never reads that.
-    Whether the record's signature holds is a separate question
-    (:func:`verify_record_signature`).
-    """
+def _key_id(value: Any) -> bool:
+    """An ``agent.keys`` item: an RFC 7638 thumbprint or an nkey."""
+    if not isinstance(value, str):
+        return False
+    if len(value) == _THUMBPRINT_CHARS and set(value) <= _B64U:
+        return True
+    return nkey_thumbprint(value) is not None
+
+
+def _standing(
+    record: Mapping[str, Any],
+    signature: Literal["unsigned", "valid", "invalid"],
+    extra_keys: Iterable[str] = (),
+) -> tuple[Standing, StandingReason]:
+    """The standing rule of PROFILE §8, the signature's status given."""
     ran_by = record.get("ran_by")
     if not isinstance(ran_by, dict) or ran_by.get("party") not in ("platform", "third_party"):
-        return "claim"
+        return "claim", "self_run"
+    if signature == "unsigned":
+        return "claim", "unsigned"
     key = ran_by.get("key")
-    if key is None:
-        return "evidence"
-    if not isinstance(key, str):
-        return "claim"
-    runner = nkey_thumbprint(key)
-    if runner is None:  # not an nkey: too malformed to tell whose key it is
-        return "claim"
-    if key in _proposal_signers(record):
-        return "claim"
-    card_key = _get(record, "agent", "card_signature", "thumbprint")
-    if isinstance(card_key, str) and runner == card_key:
-        return "claim"
-    return "evidence"
+    runner = nkey_thumbprint(key) if isinstance(key, str) else None
+    if signature != "valid" or runner is None:
+        return "claim", "signature_invalid"
+    keys = _get(record, "agent", "keys")
+    if not isinstance(keys, list) or not all(_key_id(k) for k in keys):
+        return "claim", "agent_keys_missing"
+    # Besides agent.keys, every place the record itself names an agent key: the card
+    # key's thumbprint, a card signature's kid (kids are often thumbprints), each
+    # proposal signer. A partly edited record still shows the runner's hand.
+    named = set(keys) | _proposal_signers(record) | set(extra_keys)
+    for member in ("thumbprint", "kid"):
+        value = _get(record, "agent", "card_signature", member)
+        if isinstance(value, str):
+            named.add(value)
+    if key in named or runner in named:
+        return "claim", "agent_key"
+    return "evidence", "evidence"
+
+
+def standing_reason(
+    record: Mapping[str, Any], extra_keys: Iterable[str] = ()
+) -> tuple[Standing, StandingReason]:
+    """:func:`standing_of` with the reason it came to that (one of
+    :data:`STANDING_REASONS`). ``extra_keys``: more agent key ids (thumbprints, nkeys)
+    known to the reader, from documents in hand (:func:`card_key_ids`). Never raises."""
+    return _standing(record, verify_record_signature(record).status, extra_keys)
+
+
+def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ()) -> tuple[str, ...]:
+    """Agent key ids a reader can add from a card in hand, offline: the thumbprints of
+    ``jwks`` (the card's keys), and the runner key's own thumbprint when that key
+    verifies one of ``card``'s signatures under any reading (then it *is* an agent key,
+    whatever the record says). Never raises on a hostile card or record."""
+    ids = set(agent_key_ids(jwks))
+    key = _get(record, "ran_by", "key")
+    try:
+        runner = nkey_jwk(key) if isinstance(key, str) else None
+    except KeyFormatError:
+        runner = None
+    if (
+        runner is not None
+        and isinstance(card, dict)
+        and verify_card(card, [runner]).status == "verified"
+    ):
+        ids.add(thumbprint(runner))
+    return tuple(sorted(ids))
+
+
+def standing_of(record: Mapping[str, Any]) -> Standing:
+    """Recompute a record's standing from what can be checked in it (PROFILE §8).
+
+    Returns ``evidence`` only when all hold: ``ran_by.party`` is ``platform`` or
+    ``third_party``; the record carries a runner signature that verifies and is by
+    ``ran_by.key`` (:func:`verify_record_signature`); ``agent.keys`` is present and
+    well formed; and the runner key is none of the agent's keys: not in ``agent.keys``
+    (as nkey or as RFC 7638 thumbprint), not a proposal signer, not the card key's
+    thumbprint or a card signature's ``kid``. Returns ``claim`` otherwise: self-run,
+    unsigned, a signature that does not verify, signed with an agent key, or
+    ``agent.keys`` missing; and for anything too malformed to tell.
+
+    The stored ``standing`` is ignored: a display calls this, never reads that. Never
+    raises.
+    """
+    return standing_reason(record)[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -360,9 +485,9 @@ def _b64u(data: bytes) -> str:
 def sign_record(record: Mapping[str, Any], seed: str) -> JSONObject:
     """A copy of ``record`` signed by the runner's nkey ``seed`` (PROFILE §8).
 
-    Sets ``ran_by.key`` to the seed's public nkey, recomputes ``standing`` (the key can
-    make it a claim), and replaces ``signatures`` with ``[{"key": nkey, "sig":
-    base64url}]``. Raises ``KeyFormatError`` for a malformed seed and
+    Sets ``ran_by.key`` to the seed's public nkey, recomputes ``standing`` as it will
+    read once signed (the key can make it a claim), and replaces ``signatures`` with
+    ``[{"key": nkey, "sig": base64url}]``. Raises ``KeyFormatError`` for a malformed seed and
     ``SignatureError`` when ``ran_by`` is missing or names another key.
     """
     private = nkeys.private_key(seed)
@@ -375,7 +500,7 @@ def sign_record(record: Mapping[str, Any], seed: str) -> JSONObject:
     if ran_by.get("key", public) != public:
         raise SignatureError("the record names another runner key")
     ran_by["key"] = public
-    signed["standing"] = standing_of(signed)
+    signed["standing"] = _standing(signed, "valid")[0]  # as it will verify once signed
     sig = private.sign(signing_bytes(signed))
     signed["signatures"] = [{"key": public, "sig": _b64u(sig)}]
     return signed
@@ -431,6 +556,24 @@ def verify_record_signature(record: Mapping[str, Any]) -> RecordSignature:
     if _get(record, "ran_by", "key") not in keys:
         return RecordSignature("invalid", tuple(keys))
     return RecordSignature("valid", tuple(keys))
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a stored record
+
+
+def read_record(data: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> JSONObject:
+    """A stored record's JSON, for a display (``record show``/``record verify``).
+
+    Raises ``IngressError`` (its subclasses: ``TooLarge`` beyond ``max_bytes``) for
+    bytes that are not strict I-JSON, and ``WireFormatError`` for a JSON value that is
+    not an object whose ``format`` is ``a2a-interview-result/1``. Nothing else is
+    checked here: a display shows what it can and recomputes the standing.
+    """
+    value = loads(data, max_bytes=max_bytes, max_depth=MAX_DEPTH)
+    if not isinstance(value, dict) or value.get("format") != RESULT_FORMAT:
+        raise WireFormatError("not an object whose format is a2a-interview-result/1")
+    return value
 
 
 # ---------------------------------------------------------------------------------------

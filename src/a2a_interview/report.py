@@ -17,7 +17,13 @@ from xml.etree import ElementTree as ET
 
 from .checks import CHECKS
 from .jcs import canonicalize
-from .record import DOES_NOT_ESTABLISH, ResultRecord, standing_of, verify_record_signature
+from .record import (
+    DOES_NOT_ESTABLISH,
+    ResultRecord,
+    StandingReason,
+    standing_reason,
+    verify_record_signature,
+)
 
 __all__ = ["OUTCOME_TEXT", "REMINDER", "junit_xml", "render_report", "show"]
 
@@ -117,29 +123,43 @@ def _conflict_lines(conflict: Mapping[str, Any], mark: str = "") -> list[str]:
     return lines
 
 
+# PROFILE §8: why the recomputed standing is what it is, one fixed line per reason.
+_WHY: dict[StandingReason, str] = {
+    "evidence": "an independent runner signed it with a key that is none of the agent's",
+    "self_run": "the agent ran it against itself: a claim, never evidence",
+    "unsigned": "no runner signature binds it to the party it names",
+    "signature_invalid": "the runner signature does not verify",
+    "agent_key": "the runner key is one of the agent's own keys",
+    "agent_keys_missing": "it does not record the agent's keys, so the runner cannot be "
+    "told apart from the agent",
+}
+
+
 def _ran_by(doc: Mapping[str, Any]) -> list[str]:
     ran_by = _obj(doc.get("ran_by"))
-    standing = standing_of(doc)
+    standing, reason = standing_reason(doc)
     key = ran_by.get("key")
     who = f"{_bare(ran_by.get('party'))} {show(ran_by.get('name'))}"
     if key is not None:
         who += f" (key {_bare(key)})"
-    why = (
-        "a result a platform or an independent third party recorded is evidence"
-        if standing == "evidence"
-        else "a result the agent ran against itself, or that its own keys signed, is a "
-        "claim, never evidence"
-    )
+    why = _WHY[reason]
     signature = verify_record_signature(doc).status
     binding = {
         "valid": "valid: the named runner key signed this record",
         "invalid": "INVALID: this record was altered or not signed by the key it names",
         "unsigned": "none (nothing binds this record to the runner it names)",
     }[signature]
+    keys = _get(doc, "agent", "keys")
+    seen = (
+        f"{len(keys)} recorded by the verifier (card and proposal signing keys)"
+        if isinstance(keys, list)
+        else "not recorded"
+    )
     return [
         f"Ran by: {who}",
         f"Standing: {standing.upper()} ({why}; recomputed, not read from the record)",
         f"Runner signature: {binding}",
+        f"Agent keys: {seen}",
     ]
 
 
@@ -275,7 +295,7 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
     for name, value in (
         ("url", _get(doc, "agent", "url")),
         ("outcome", doc.get("outcome")),
-        ("standing", standing_of(doc)),
+        ("standing", standing_reason(doc)[0]),
     ):
         ET.SubElement(props, "property", name=name, value=_bare(value))
     failures = skipped = errors = 0

@@ -2,29 +2,31 @@
 
 Exit codes, the same for every command:
 
-    0  success (verify: consistent or churn; card/proposal verify: it verified)
-    1  verify: non_conformant; card/proposal verify: it did not verify
+    0  success (verify: consistent or churn; card/proposal verify: it verified;
+       record verify: evidence)
+    1  verify: non_conformant; card/proposal verify: it did not verify; record verify:
+       a claim or a runner signature that does not verify
     2  usage error (bad arguments, unreadable input file, malformed input)
     3  verify: unreachable or could not complete; a server could not start
     4  verify: not_offered (the card does not declare the interview)
 
 Each command group lives in its own module with a ``register(subparsers)`` function;
 this module assembles them, turns the package's exceptions into one-line messages, and
-never lets a traceback reach the user.
+never lets a traceback reach the user. Every file a command reads or writes goes through
+``files.py`` (``read_input``: the 1 MiB bound; ``write_atomic``/``open_atomic``: atomic,
+regular files only, secrets never replaced without ``--force``).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..errors import InterviewError
+
+__all__ = ["UsageError", "build_parser", "entry", "main", "read_input", "write_atomic"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -33,11 +35,12 @@ EXIT_UNREACHABLE = 3
 EXIT_NOT_OFFERED = 4
 
 # Command modules, in --help order. Each defines register(subparsers).
-_GROUPS = ("publish", "verify", "serve", "proxy")
+_GROUPS = ("publish", "verify", "record", "serve", "proxy")
 
 EPILOG = """\
-exit codes: 0 ok (consistent, churn, verified) · 1 non_conformant / did not verify ·
-2 usage error · 3 unreachable / could not complete · 4 not_offered
+exit codes: 0 ok (consistent, churn, verified, evidence) ·
+1 non_conformant / did not verify / claim · 2 usage error ·
+3 unreachable / could not complete · 4 not_offered
 
 Start with `a2a-interview demo`: it serves the bundled Stonework agent on loopback,
 interviews it and prints the report."""
@@ -47,33 +50,8 @@ class UsageError(Exception):
     """Raised by a command for bad input it can explain in one line (exit 2)."""
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never
-    a part: a temporary file in the same folder, flushed, then renamed over."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def read_input(path: str, what: str) -> bytes:
-    """The bytes of a file named on the command line (``-`` is stdin); a missing or
-    unreadable file is a ``UsageError`` naming ``what``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path!r}: {exc.strerror}") from None
+# The helpers every command reads and writes files with; below UsageError, which they raise.
+from .files import read_input, write_atomic  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):

@@ -44,11 +44,9 @@ def _pretty(value: Any) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _write(out: str, data: bytes, *, mode: int = 0o644) -> None:
-    try:
-        write_atomic(out, data, mode=mode)
-    except OSError as exc:
-        raise UsageError(f"cannot write {out!r}: {exc.strerror or type(exc).__name__}") from None
+def _write(out: str, data: bytes, *, mode: int = 0o644, exclusive: bool = False) -> None:
+    # Atomic, regular files only; exclusive: never over an existing file (a secret key).
+    write_atomic(out, data, option="--out", mode=mode, exclusive=exclusive)
 
 
 def _emit(data: bytes, out: str | None, *, mode: int = 0o644) -> None:
@@ -60,11 +58,10 @@ def _emit(data: bytes, out: str | None, *, mode: int = 0o644) -> None:
 
 
 def _seed(value: str) -> str:
-    if Path(value).is_file():
-        return read_input(value, "seed file").decode("ascii", errors="replace").strip()
-    if value.startswith("SU"):
+    if value.startswith("SU") and not Path(value).is_file():
         return value
-    raise UsageError(f"--seed {value!r} is neither a seed file nor an 'SU...' seed")
+    # Anything else names a file (a pipe or a device too), read through the bound.
+    return read_input(value, "seed file").decode("ascii", errors="replace").strip()
 
 
 # -- keygen -------------------------------------------------------------------------
@@ -77,7 +74,7 @@ def _keygen(args: argparse.Namespace) -> int:
         seed = nkeys.generate_seed()
         public = nkeys.public_of(nkeys.private_key(seed))
         if args.out:
-            _write(args.out, (seed + "\n").encode(), mode=0o600)
+            _write(args.out, (seed + "\n").encode(), mode=0o600, exclusive=not args.force)
             print(public)
         else:
             _emit(_pretty({"seed": seed, "public_key": public}), None)
@@ -89,7 +86,7 @@ def _keygen(args: argparse.Namespace) -> int:
     secret = private_jwk(key, kid, args.alg)
     jwks = {"keys": [public_jwk(key, kid, args.alg)]}
     if args.out:
-        _write(args.out, _pretty(secret), mode=0o600)
+        _write(args.out, _pretty(secret), mode=0o600, exclusive=not args.force)
         _emit(_pretty(jwks), None)
     else:
         _emit(_pretty({"private_jwk": secret, "jwks": jwks}), None)
@@ -271,7 +268,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--alg", choices=_ALGS, default="nkey", help="key type (default: nkey)")
     p.add_argument("--kid", help="key id for a JWK (default: ALG-DATE)")
-    p.add_argument("--out", help="write the secret here (mode 0600); print the public half")
+    p.add_argument(
+        "--out",
+        help="write the secret here (mode 0600, a new file); print the public half",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(run=_keygen)
 
     card = sub.add_parser("card", help="sign or verify an Agent Card (A2A §8.4)")

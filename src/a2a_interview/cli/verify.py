@@ -13,12 +13,11 @@ Exit codes (the constants of ``cli/__init__.py``):
 from __future__ import annotations
 
 import argparse
-import contextlib
+import io
 import json
 import os
 import re
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,6 +35,7 @@ from . import (
     read_input,
     write_atomic,
 )
+from .files import check_output, open_atomic
 
 OUTCOME_EXIT: Final[dict[str, int]] = {
     "consistent": EXIT_OK,
@@ -328,10 +328,7 @@ def _pretty(document: Any) -> bytes:
 
 
 def _write(path: str, data: bytes, option: str) -> None:
-    try:
-        write_atomic(path, data)
-    except OSError as exc:
-        raise UsageError(f"{option} {path!r}: cannot write ({exc.strerror})") from None
+    write_atomic(path, data, option=option)  # atomic, regular files only (cli/files.py)
 
 
 def _internal(exc: Exception) -> int:
@@ -355,6 +352,9 @@ def _verify(args: argparse.Namespace) -> int:
     from .console import print_report
 
     url = _url(args.url)
+    for path, option in ((args.record, "--record"), (args.junit, "--junit")):
+        if path:
+            check_output(path, option)  # refused before the run, not after it
     jwks = None
     if args.jwks:
         from ..cardsig import jwks_from_json
@@ -509,19 +509,12 @@ def _verify_many(args: argparse.Namespace) -> int:
 
     try:
         if args.out:
-            target = Path(args.out)
-            try:
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-            except OSError as exc:
-                raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror})") from None
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as sink:
+            with open_atomic(args.out, option="--out") as raw:
+                sink = io.TextIOWrapper(raw, encoding="utf-8")
+                try:
                     run(sink)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+                finally:
+                    sink.detach()  # flushed into raw; open_atomic fsyncs and renames it
         else:
             run(sys.stdout)
     except (UsageError, KeyboardInterrupt):

@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 import anyio
 
+from .. import nkeys
 from ..cardsig import READINGS, Reading, jwks_from_json, verify_card
 from ..checks import (
     Advisory,
@@ -77,6 +78,9 @@ from ..record import (
     RanBy,
     ResultRecord,
     Run,
+    agent_key_ids,
+    nkey_jwk,
+    proposal_keys,
     rfc3339,
 )
 from ..report import render_report
@@ -221,6 +225,9 @@ class _RunState:
     advisories: list[Advisory] = field(default_factory=list)
     performed: set[Check] = field(default_factory=set)
     failed: set[Check] = field(default_factory=set)
+    # agent.keys (PROFILE §8): every JWK seen for the card, every proposal signer's nkey.
+    agent_jwks: list[Any] = field(default_factory=list)
+    agent_nkeys: list[str] = field(default_factory=list)
 
     def add(self, conflicts: list[Conflict]) -> None:
         for conflict in conflicts:
@@ -353,9 +360,11 @@ class _Procedure:
         declare the interview), what would be a conflict is kept as an advisory: a
         not_offered result is never shown as a failure (PROFILE §7, interview §9 rule 2)."""
         readings = self.options.readings
+        self._runner_key(card, state)
         if self.options.jwks is not None:
             report = verify_card(card, list(self.options.jwks), readings=readings)
             source = "pinned"
+            await self._pinned_agent_keys(card, card_url, state)
         else:
             # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
             wanted: list[str] = []
@@ -369,6 +378,7 @@ class _Procedure:
             keys: dict[str, list[dict[str, Any]]] = {}
             for jku in dict.fromkeys(wanted):
                 keys[jku] = await self._jwks(jku, card_url, state)
+                state.agent_jwks += keys[jku]
             report = verify_card(
                 card, lambda _kid, jku: keys.get(jku, []) if jku else [], readings=readings
             )
@@ -410,12 +420,43 @@ class _Procedure:
             ("pinned" if source == "pinned" else "jku") if verified else None,
         )
 
-    async def _jwks(self, jku: str, card_url: str, state: _RunState) -> list[dict[str, Any]]:
+    def _runner_key(self, card: JSONObject, state: _RunState) -> None:
+        """PROFILE §8, issue 8 finding 5: a runner key that signed this card is an agent
+        key, whether or not the card's own key could be obtained (no jku, a jku refused
+        or down, an unrelated pinned JWKS). Tried under every reading."""
+        if self.options.runner_seed is None:
+            return
+        runner = nkey_jwk(nkeys.public_of(nkeys.private_key(self.options.runner_seed)))
+        if verify_card(card, [runner]).status == "verified":
+            state.agent_jwks.append(runner)
+
+    async def _pinned_agent_keys(self, card: JSONObject, card_url: str, state: _RunState) -> None:
+        """PROFILE §8 ``agent.keys`` with a pinned JWKS: its keys, and those of the card's
+        own ``jku`` JWKS (fetched quietly, same rules: it verifies nothing here)."""
+        state.agent_jwks += self.options.jwks or ()
+        named: list[str] = []
+
+        def collect(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
+            if jku is not None:
+                named.append(jku)
+            return []
+
+        verify_card(card, collect)
+        for jku in dict.fromkeys(named):
+            state.agent_jwks += await self._jwks(jku, card_url, state, quiet=True)
+
+    async def _jwks(
+        self, jku: str, card_url: str, state: _RunState, *, quiet: bool = False
+    ) -> list[dict[str, Any]]:
+        """The JWKS at a card's ``jku`` (PROFILE §6.4). ``quiet``: fetched for
+        ``agent.keys`` only (a JWKS was pinned): no advisory, and a failure is no key."""
         try:
             check_url(jku)
             allowed = origin(jku) == origin(card_url)
         except InsecureURL:
             allowed = False
+        if quiet and not allowed:
+            return []
         if not allowed:
             state.advisories.append(
                 Advisory("card_signature", "jku_refused",
@@ -424,7 +465,7 @@ class _Procedure:
             return []
         # A key kept away by 429s or an outage is only an advisory, unless a signature is
         # required: then the run cannot decide, and ends unreachable.
-        verifying = self.options.require_signature
+        verifying = self.options.require_signature and not quiet
         body = await self.session.fetch_document(jku, verifying=verifying)
         try:
             return jwks_from_json(body) if body is not None else []
@@ -446,6 +487,9 @@ class _Procedure:
                     )
                 body = fetched[entry.url]
             verdict = verify_proposal(entry.digest, body, max_bytes=self.options.client.max_bytes)
+            state.agent_nkeys += proposal_keys(body, self.options.client.max_bytes)
+            if verdict.signer is not None:
+                state.agent_nkeys.append(verdict.signer)
             state.proposals.append(
                 ProposalRecord(entry.url, entry.digest, verdict.result, verdict.signer)
             )
@@ -700,6 +744,9 @@ async def verify(
         outcome=outcome,
         checks=overall_statuses([r.checks for r in done], persistent_checks),
         incomplete=runs[-1].incomplete if outcome is Outcome.unreachable else None,
+        agent_keys=agent_key_ids(
+            [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
+        ),
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)
