@@ -517,6 +517,10 @@ async def read_body(reply: httpx.Response, max_bytes: int) -> bytes:
     ``max_bytes``, or raw bytes over twice that) and ``EncodingRefused`` (more than one
     layer, an unknown coding, corrupt or truncated data); httpx errors pass through.
     """
+    if reply.is_stream_consumed:  # an in-memory response (httpx.MockTransport): read
+        if len(reply.content) > max_bytes:
+            raise BodyTooLarge
+        return reply.content
     codings = _codings(reply.headers.get("content-encoding"))
     if len(codings) > 1 or any(c not in ("gzip", "x-gzip", "deflate") for c in codings):
         raise EncodingRefused
