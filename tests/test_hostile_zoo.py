@@ -31,6 +31,7 @@ from a2a_interview.spec import CARD_PATH, TERMS_URI
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.client import (
     AddressRefused,
+    BodyTooLarge,
     ClientOptions,
     Interviewer,
     address_kind,
@@ -192,6 +193,43 @@ async def test_unknown_or_corrupt_codings_are_refused(encoding: str, body: bytes
     with raw_server(json_reply(body, encoding)) as origin:
         document = await verified(origin)
     ended(document, "bad_encoding")
+
+
+async def fetched(handler: Any, **options: Any) -> bytes:
+    with raw_server(handler) as origin:
+        async with Interviewer(ClientOptions(**options), target=origin) as session:
+            return (await session.get(origin + "/doc.json")).body
+
+
+@pytest.mark.parametrize(
+    ("encoding", "wire"),
+    [
+        ("gzip", gzip(b'{"a": "') + gzip(b'b"}')),  # two members (RFC 1952 §2.2)
+        ("deflate", zlib.compress(b'{"a": "b"}')),
+        ("deflate", zlib.compress(b'{"a": "b"}')[2:-4]),  # raw deflate
+        ("GZip , identity", gzip(b'{"a": "b"}')),
+        ("", b'{"a": "b"}'),
+    ],
+)
+async def test_what_an_honest_host_sends_is_decoded_exactly(encoding: str, wire: bytes) -> None:
+    headers = [("Content-Encoding", encoding)] if encoding else []
+    assert await fetched(answer(200, headers, wire)) == b'{"a": "b"}'
+
+
+@pytest.mark.parametrize("coding", [None, "gzip", "deflate"])
+async def test_the_bound_is_exact_on_decoded_bytes(coding: str | None) -> None:
+    # PROFILE §1.4: max_bytes itself is allowed, one more byte is not.
+    def serve_size(size: int) -> Any:
+        body = b"x" * size
+        if coding == "gzip":
+            return json_reply(gzip(body), "gzip")
+        if coding == "deflate":
+            return json_reply(zlib.compress(body), "deflate")
+        return json_reply(body)
+
+    assert len(await fetched(serve_size(1000), max_bytes=1000)) == 1000
+    with pytest.raises(BodyTooLarge):
+        await fetched(serve_size(1001), max_bytes=1000)
 
 
 async def test_an_honest_agent_answering_gzip_is_consistent() -> None:

@@ -378,8 +378,9 @@ async def _system_resolver(host: str, port: int) -> Sequence[str]:
 
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend with the address policy: resolve the host once,
-    refuse if any address it resolves to is not allowed, connect to the first
-    address (so the address judged is the address connected to)."""
+    refuse if any address it resolves to is not allowed, then connect to those
+    addresses in order until one answers (so the address judged is the address
+    connected to: no second lookup a rebinding DNS server could answer differently)."""
 
     def __init__(self, policy: _AddressPolicy, resolver: Resolver | None) -> None:
         self._policy = policy
@@ -406,9 +407,15 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
             raise httpcore.ConnectError
         if not all(self._policy.allows(a) for a in addresses):
             raise AddressRefused  # one bad answer spoils the lookup: no picking around it
-        return await self._inner.connect_tcp(
-            addresses[0], port, timeout, local_address, socket_options
-        )
+        failure: Exception = httpcore.ConnectError()
+        for address in addresses:  # in the resolver's order, each one judged above
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        raise failure
 
     async def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
