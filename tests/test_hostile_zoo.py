@@ -201,6 +201,13 @@ async def fetched(handler: Any, **options: Any) -> bytes:
             return (await session.get(origin + "/doc.json")).body
 
 
+async def test_a_coding_repeated_on_two_header_lines_is_stacked() -> None:
+    twice = [("Content-Encoding", "gzip"), ("Content-Encoding", "gzip")]
+    with raw_server(answer(200, twice, gzip(gzip(b"{}")))) as origin:
+        document = await verified(origin)
+    ended(document, "bad_encoding")
+
+
 @pytest.mark.parametrize(
     ("encoding", "wire"),
     [
@@ -497,6 +504,22 @@ async def test_interfaces_on_private_addresses_are_never_contacted() -> None:
                and a["code"] == "transport"}  # fmt: skip
     assert refused == {"https://10.0.0.1:443", "https://fd00::1:443"}
     assert not document["runs"][0]["calls"]
+
+
+async def test_one_private_interface_is_skipped_and_the_other_interviewed() -> None:
+    def one_private(origin: str) -> Any:
+        def edit(card: dict[str, Any]) -> dict[str, Any]:
+            card["supportedInterfaces"][0]["url"] = "https://169.254.169.254/a2a/jsonrpc"
+            return card
+
+        return honest(origin, edit_card=edit)
+
+    with serve(one_private) as origin, connects() as seen:
+        document = await verified(origin)
+    assert document["outcome"] == "consistent", document["runs"][0]["conflicts"]
+    assert hosts(seen) == {"127.0.0.1"}
+    assert {c["binding"] for c in document["runs"][0]["calls"]} == {"HTTP+JSON"}
+    assert ("interface", "address_refused") in advised(document)
 
 
 def _private_proposals(origin: str) -> Any:
