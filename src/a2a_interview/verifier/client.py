@@ -446,9 +446,8 @@ def http_client(
     used: the address connected to must be the one judged. Share it between
     interviewers of the same target (``Interviewer(http=...)``)."""
     opts = options or ClientOptions()
-    transport = httpx.AsyncHTTPTransport(
-        verify=tls_context(), limits=limits or httpx.Limits(), trust_env=False
-    )
+    limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+    transport = httpx.AsyncHTTPTransport(verify=tls_context(), limits=limits, trust_env=False)
     # httpx takes no network backend; its pool is rebuilt with ours, same settings.
     pool = transport._pool
     transport._pool = httpcore.AsyncConnectionPool(
