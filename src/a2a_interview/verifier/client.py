@@ -397,8 +397,13 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         self._policy.check_host(host)
         try:
+            ipaddress.ip_address(host)
+            literal = [host]  # an address: nothing to resolve
+        except ValueError:
+            literal = []
+        try:
             with anyio.fail_after(timeout):
-                addresses = list(dict.fromkeys(await self._resolve(host, port)))
+                addresses = literal or list(dict.fromkeys(await self._resolve(host, port)))
         except TimeoutError:
             raise httpcore.ConnectTimeout from None
         except OSError:
