@@ -83,8 +83,10 @@ examples:
 
 FILE holds one URL per line (base URL or card URL); blank lines and lines starting
 with # are skipped. Records are written as JSON Lines in the file's order; a progress
-bar and a summary table go to stderr. Each agent has its own time bound, so one slow
-or hostile agent never holds up the others.
+bar and a summary table go to stderr. Each agent has its own deadline, so one slow
+or hostile agent never holds up the others, and addresses that are not public are
+refused unless --allow-private, so a list from strangers cannot make this machine scan
+its own network.
 
 exit codes: 0 none failed · 1 some agent non_conformant · 2 usage error ·
 3 some agent unreachable (and none non_conformant)"""
@@ -445,7 +447,8 @@ def _ask(args: argparse.Namespace) -> int:
         print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
         return EXIT_NOT_OFFERED
     except TransportFailure as exc:
-        print(f"a2a-interview: unreachable: {exc} [{exc.code}]", file=sys.stderr)
+        hint = " (pass --allow-private)" if exc.code == "address_refused" else ""
+        print(f"a2a-interview: unreachable: {exc} [{exc.code}]{hint}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except (IngressError, DeclarationError) as exc:
         print(f"a2a-interview: the card is not a strict I-JSON object [{exc.code}]",
