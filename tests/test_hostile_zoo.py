@@ -326,6 +326,26 @@ async def test_an_endless_body_is_too_large() -> None:
     assert used < MEMORY_BOUND, used
 
 
+async def test_endless_headers_are_refused_with_memory_bounded() -> None:
+    with raw_server(flood(HEAD_200, b"X-Flood: " + b"a" * 1000 + b"\r\n")) as origin:
+        document, used = await peak(lambda: verified(origin))
+    ended(document, "connect_failed")  # h11's bound on a response head: a protocol error
+    assert used < MEMORY_BOUND, used
+
+
+async def test_endless_interim_responses_time_out() -> None:
+    interim = b"HTTP/1.1 102 Processing\r\n\r\n"
+    with raw_server(flood(interim, interim)) as origin:
+        document, used = await peak(lambda: verified(origin, client=ClientOptions(timeout=0.5)))
+    ended(document, "timeout")
+    assert used < MEMORY_BOUND, used
+
+
+def test_accept_encoding_is_the_verifiers_own(capsys: pytest.CaptureFixture[str]) -> None:
+    # The codings read_body bounds are the ones we ask for; a user value would change it.
+    assert main(["verify", "https://agent.example", "--header", "Accept-Encoding: br"]) == 2
+
+
 async def test_a_stall_longer_than_the_deadline_ends_at_the_deadline() -> None:
     # issue 8 finding 6: each exchange bounded is not enough; the whole run has a deadline.
     with raw_server(drip(HEAD_200, b"X-Drip: 1\r\n", 0.05)) as origin:

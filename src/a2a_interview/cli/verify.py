@@ -47,7 +47,7 @@ _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Headers the verifier sets itself: a user value would change what is being tested.
 _RESERVED: Final = frozenset(
     {"a2a-extensions", "x-a2a-extensions", "a2a-version", "content-type", "content-length",
-     "host", "transfer-encoding"}
+     "host", "transfer-encoding", "accept-encoding"}
 )  # fmt: skip
 
 VERIFY_EPILOG = """\

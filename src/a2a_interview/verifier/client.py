@@ -630,7 +630,7 @@ class Interviewer:
     def _headers(self, url: str, headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = [("Accept-Encoding", ACCEPT_ENCODING)]
         ours = [(n, v) for n, v in headers]
-        names = {n.lower() for n, _ in ours}
+        names = {n.lower() for n, _ in ours} | {"accept-encoding"}  # read_body's codings
         if self._credentials_for is not None and origin(url) == self._credentials_for:
             out += [(n, v) for n, v in self.options.headers if n.lower() not in names]
         return out + ours
