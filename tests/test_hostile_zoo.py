@@ -522,7 +522,7 @@ async def test_interfaces_on_private_addresses_are_never_contacted() -> None:
     assert ("interface", "address_refused") in advised(document)
     refused = {a["value"] for a in document["advisories"] if a["reason"] == "address_refused"
                and a["code"] == "transport"}  # fmt: skip
-    assert refused == {"https://10.0.0.1:443", "https://fd00::1:443"}
+    assert refused == {"https://10.0.0.1:443", "https://[fd00::1]:443"}
     assert not document["runs"][0]["calls"]
 
 

@@ -260,6 +260,12 @@ def check_url(url: str) -> bool:
     raise InsecureURL
 
 
+def _origin_text(url: str) -> str:
+    """``scheme://host:port`` of ``url``, an IPv6 host in brackets."""
+    scheme, host, port = origin(url)
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
 def card_url_for(url: str) -> str:
     """The card URL for what the user gave: a URL whose path ends in ``.json`` is the
     card itself; anything else is a base URL, and the card is at its path +
@@ -666,7 +672,7 @@ class Interviewer:
         try:
             self._policy.check_host(origin(url)[1])
         except AddressRefused:
-            self.refused_origins.add("{}://{}:{}".format(*origin(url)))
+            self.refused_origins.add(_origin_text(url))
             return True
         return False
 
@@ -679,7 +685,7 @@ class Interviewer:
             self._refuse(url)
 
     def _refuse(self, url: str) -> NoReturn:
-        self.refused_origins.add("{}://{}:{}".format(*origin(url)))
+        self.refused_origins.add(_origin_text(url))
         raise AddressRefused
 
     async def _patient(
@@ -716,7 +722,7 @@ class Interviewer:
         """
         for _ in range(self.options.max_redirects + 1):
             if check_url(url):
-                self.loopback_origins.add("{}://{}:{}".format(*origin(url)))
+                self.loopback_origins.add(_origin_text(url))
             try:
                 self._policy.check_host(origin(url)[1])  # a literal: before any connection
                 response = await self._patient(method, url, self._headers(url, headers), content)
