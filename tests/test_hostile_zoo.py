@@ -786,3 +786,144 @@ def test_verify_many_over_the_whole_zoo(tmp_path: Path, capsys: pytest.CaptureFi
     ]
     assert hosts(seen) == {"127.0.0.1"}
     assert "unreachable" in capsys.readouterr().err
+
+
+# --- a name, resolved once, over TLS --------------------------------------------------
+
+
+def _tls_files(folder: Path, name: str) -> tuple[Path, Path, Path]:
+    """(CA certificate, leaf certificate for ``name``, leaf key), PEM, valid for an hour."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.now(UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hostile zoo test CA")])
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+
+    def builder(subject: x509.Name, public: Any) -> x509.CertificateBuilder:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(ca_name)
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(hours=1))
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        )
+
+    ca = (
+        builder(ca_name, ca_key.public_key())
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf = (
+        builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), key.public_key())
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    files = folder / "ca.pem", folder / "leaf.pem", folder / "leaf.key"
+    files[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    files[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return files
+
+
+@contextlib.contextmanager
+def serve_tls(factory: Callable[[str], Any], name: str, cert: Path, key: Path) -> Iterator[str]:
+    """Serve ``factory(origin)`` over TLS on a loopback port; the origin names ``name``."""
+    import asyncio
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    origin = f"https://{name}:{sock.getsockname()[1]}"
+    config = uvicorn.Config(factory(origin), log_level="error", access_log=False,
+                            lifespan="off", ssl_certfile=str(cert), ssl_keyfile=str(key),
+                            timeout_graceful_shutdown=1)  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield origin
+    finally:
+        server.should_exit = True
+        thread.join(5)
+        sock.close()
+
+
+@pytest.fixture
+def zoo_ca(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A leaf certificate for ``agent.test`` whose CA the verifier trusts, for the test."""
+    import ssl
+
+    from a2a_interview.verifier import client
+
+    ca, cert, key = _tls_files(tmp_path, "agent.test")
+    saved = client._TLS[:]
+    client._TLS[:] = [ssl.create_default_context(cafile=str(ca))]
+    try:
+        yield cert, key
+    finally:
+        client._TLS[:] = saved
+
+
+async def test_a_name_is_reached_at_its_judged_address_with_its_own_sni_and_host(
+    zoo_ca: tuple[Path, Path],
+) -> None:
+    # Connecting by address must not change what the server sees: TLS verifies the
+    # certificate for the name (SNI), and Host is the name, on every request.
+    hosts_seen: set[str] = set()
+
+    def factory(origin: str) -> Any:
+        agent = honest(origin)
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            hosts_seen.update(v.decode() for n, v in scope["headers"] if n == b"host")
+            await agent(scope, receive, send)
+
+        return app
+
+    asked: list[str] = []
+    resolver = _resolver({"agent.test": ["127.0.0.1"]}, asked)
+    with serve_tls(factory, "agent.test", *zoo_ca) as origin, connects() as seen:
+        refused = await verified(origin, client=ClientOptions(resolver=resolver))
+        document = await verified(
+            origin, client=ClientOptions(resolver=resolver, allow_private=True)
+        )
+    ended(refused, "address_refused")  # agent.test is not loopback: its address is refused
+    assert document["outcome"] == "consistent", document.get("incomplete")
+    assert document["agent"]["card_signature"]["status"] == "verified"
+    assert set(asked) == {"agent.test"}
+    assert hosts(seen) == {"127.0.0.1"}
+    assert hosts_seen == {origin.removeprefix("https://")}
