@@ -421,6 +421,15 @@ async def test_a_429_storm_ends_at_the_deadline_when_the_budget_is_larger() -> N
     ended(document, "deadline")
 
 
+def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 8 finding 6: `ask` said "internal error".
+    storm = answer(429, [("Retry-After", HUGE_DATE)], b"")
+    with raw_server(storm) as origin:
+        assert main(["ask", origin, "identity", "--deadline", "1.5"]) == 3
+    err = capsys.readouterr().err
+    assert "[deadline]" in err and "internal error" not in err
+
+
 def test_proposal_verify_url_survives_a_huge_retry_after(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
