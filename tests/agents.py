@@ -14,9 +14,13 @@ before it is built (``edit_card``, ``tamper``, ``edit_proposal``), or it is wrap
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -320,6 +324,120 @@ def rewrite_results(app: Any, edit: ResultEdit) -> Wrap:
         return Reply(reply.status, reply.headers, canonicalize(document))
 
     return Wrap(app, on_reply=on_reply)
+
+
+# ---------------------------------------------------------------------------------------
+# Hostile agents below HTTP: raw sockets, for what an ASGI app cannot do (headers that
+# never finish, a body that never ends, bytes no framework would send).
+
+RawHandler = Callable[[socket.socket, threading.Event], None]
+HOSTILE_LIFETIME = 10.0  # no hostile connection outlives this, whatever the client does
+
+
+def read_request(conn: socket.socket) -> bytes:
+    """The request head (bounded to 64 KiB); its target is the second word."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < 65536:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+def target_of(head: bytes) -> str:
+    parts = head.split(b" ", 2)
+    return parts[1].decode("latin-1") if len(parts) > 1 else "/"
+
+
+def answer(
+    status: int, headers: list[tuple[str, str]], body: bytes, *, length: bool = True
+) -> RawHandler:
+    """A handler that answers every request with these bytes and closes."""
+
+    def handler(conn: socket.socket, stop: threading.Event) -> None:
+        read_request(conn)
+        lines = [f"HTTP/1.1 {status} X", *(f"{n}: {v}" for n, v in headers)]
+        if length:
+            lines.append(f"Content-Length: {len(body)}")
+        lines.append("Connection: close")
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+    return handler
+
+
+def drip(head: bytes, piece: bytes, every: float) -> RawHandler:
+    """Send ``head``, then ``piece`` every ``every`` seconds until the client leaves,
+    the server stops, or ``HOSTILE_LIFETIME`` passes."""
+
+    def handler(conn: socket.socket, stop: threading.Event) -> None:
+        read_request(conn)
+        conn.sendall(head)
+        deadline = time.monotonic() + HOSTILE_LIFETIME
+        while not stop.wait(every) and time.monotonic() < deadline:
+            conn.sendall(piece)
+
+    return handler
+
+
+def flood(head: bytes, piece: bytes, limit: int = 1 << 30) -> RawHandler:
+    """Send ``head``, then ``piece`` as fast as the client reads, up to ``limit`` bytes
+    (or until it leaves, the server stops, or ``HOSTILE_LIFETIME`` passes)."""
+
+    def handler(conn: socket.socket, stop: threading.Event) -> None:
+        read_request(conn)
+        conn.sendall(head)
+        sent, deadline = 0, time.monotonic() + HOSTILE_LIFETIME
+        while sent < limit and not stop.is_set() and time.monotonic() < deadline:
+            conn.sendall(piece)
+            sent += len(piece)
+
+    return handler
+
+
+@contextlib.contextmanager
+def raw_server(handler: RawHandler) -> Iterator[str]:
+    """Serve ``handler`` (one thread per connection) on a free loopback port; yields the
+    origin. Every connection is closed when the block ends."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.settimeout(0.05)
+    stop = threading.Event()
+    conns: list[socket.socket] = []
+    threads: list[threading.Thread] = []
+
+    def serve_one(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError), conn:
+            handler(conn, stop)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn.settimeout(HOSTILE_LIFETIME)
+            conns.append(conn)
+            thread = threading.Thread(target=serve_one, args=(conn,), daemon=True)
+            threads.append(thread)
+            thread.start()
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        stop.set()
+        acceptor.join(2)
+        sock.close()
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for thread in threads:
+            thread.join(2)
 
 
 def liar(origin: str) -> Any:

@@ -250,7 +250,7 @@ def test_verify_many_survives_a_hostile_crowd(
         "consistent", "unreachable",
     ]  # fmt: skip
     reasons = [r.get("incomplete", {}).get("reason") for r in records]
-    assert reasons == [None, "total_timeout", None, "too_large", "card_unreadable", None,
+    assert reasons == [None, "deadline", None, "too_large", "card_unreadable", None,
                        "connect_failed"]  # fmt: skip
     err = capsys.readouterr().err
     assert "non_conformant" in err and "agents/s" in err

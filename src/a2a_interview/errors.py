@@ -33,7 +33,10 @@ No message interpolates a declared document or anything a peer sent.
     │   ├── BodyTooLarge                too_large
     │   ├── RedirectRefused             redirect_refused
     │   ├── Unavailable                 unavailable    (502, 503, 504)
-    │   └── RateLimited                 rate_limited   (429 beyond the wait budget)
+    │   ├── RateLimited                 rate_limited   (429 beyond the wait budget)
+    │   ├── EncodingRefused             bad_encoding   (stacked, unknown, corrupt)
+    │   ├── AddressRefused              address_refused (not a public address)
+    │   └── DeadlineExceeded            deadline       (the overall deadline passed)
     ├── verify.NotOffered               not_offered
     ├── verify.AuthenticationRequired   authentication_required
     └── server.proxy.ProxyError         proxy          (cannot start, or read upstream)

@@ -189,11 +189,38 @@ def _proposal_digest(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fetch_proposal(url: str, allow_private: bool) -> bytes | None:
+    """The body of a 2xx GET of ``url`` under the verifier's bounds (size, time, 429,
+    redirects, address policy), else ``None`` with a note naming why (terms §3
+    ``fetch_failed``). Never a traceback: whatever the host does is a reason code."""
+    import anyio
+
+    from ..verifier.client import ClientOptions, Interviewer, Response, TransportFailure
+
+    async def fetch() -> Response:
+        options = ClientOptions(allow_private=allow_private)
+        async with Interviewer(options, target=url) as session:
+            return await session.get(url)
+
+    try:
+        response = anyio.run(fetch)
+    except TransportFailure as exc:
+        hint = " (pass --allow-private to fetch it)" if exc.code == "address_refused" else ""
+        print(f"note: the proposal could not be fetched [{exc.code}]{hint}", file=sys.stderr)
+        return None
+    except Exception as exc:  # a bug: named, never a traceback
+        print(f"note: the proposal could not be fetched (internal error, "
+              f"{type(exc).__name__})", file=sys.stderr)  # fmt: skip
+        return None
+    if not 200 <= response.status < 300:
+        print(f"note: the proposal URL answered HTTP {response.status}", file=sys.stderr)
+        return None
+    return response.body
+
+
 def _proposal_verify(args: argparse.Namespace) -> int:
     if args.doc.startswith(("http://", "https://")):
-        from ..verifier.client import fetch_document
-
-        body = fetch_document(args.doc)
+        body = _fetch_proposal(args.doc, args.allow_private)
     else:
         body = read_input(args.doc, "proposal")
     if args.digest is None:
@@ -363,6 +390,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("doc", help="the proposal: a file, '-' for stdin, or an https URL")
     p.add_argument("--digest", help="the digest the terms entry commits to")
+    p.add_argument(
+        "--allow-private", action="store_true",
+        help="fetch a URL on an address that is not public (10.x, 169.254.x, fd00::/8, ...)",
+    )  # fmt: skip
     p.set_defaults(run=_proposal_verify)
 
     p = sub.add_parser(

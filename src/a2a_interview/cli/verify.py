@@ -48,7 +48,7 @@ _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Headers the verifier sets itself: a user value would change what is being tested.
 _RESERVED: Final = frozenset(
     {"a2a-extensions", "x-a2a-extensions", "a2a-version", "content-type", "content-length",
-     "host", "transfer-encoding"}
+     "host", "transfer-encoding", "accept-encoding"}
 )  # fmt: skip
 
 VERIFY_EPILOG = """\
@@ -57,6 +57,7 @@ examples:
   a2a-interview verify https://agent.example/.well-known/agent-card.json --json
   a2a-interview verify https://agent.example --as platform --name "Acme Market" \\
       --runner-key acme.seed --record result.json --junit junit.xml
+  a2a-interview verify https://agent.internal.example --allow-private --deadline 300
   API_TOKEN=... a2a-interview verify https://agent.example --bearer-env API_TOKEN
 
 The report says, check by check, what passed and what failed, each conflict with the
@@ -79,12 +80,14 @@ in JCS form. exit codes: 0 printed · 1 not a well-formed result · 2 usage erro
 MANY_EPILOG = """\
 examples:
   a2a-interview verify-many agents.txt --concurrency 16 --out results.jsonl
-  a2a-interview verify-many agents.txt --agent-timeout 30 > results.jsonl
+  a2a-interview verify-many agents.txt --deadline 30 > results.jsonl
 
 FILE holds one URL per line (base URL or card URL); blank lines and lines starting
 with # are skipped. Records are written as JSON Lines in the file's order; a progress
-bar and a summary table go to stderr. Each agent has its own time bound, so one slow
-or hostile agent never holds up the others.
+bar and a summary table go to stderr. Each agent has its own deadline, so one slow
+or hostile agent never holds up the others, and addresses that are not public are
+refused unless --allow-private, so a list from strangers cannot make this machine scan
+its own network.
 
 exit codes: 0 none failed · 1 some agent non_conformant · 2 usage error ·
 3 some agent unreachable (and none non_conformant)"""
@@ -138,6 +141,31 @@ def _seconds(text: str) -> float:
     if not 0 <= value <= 3600:
         raise argparse.ArgumentTypeError("between 0 and 3600 seconds")
     return value
+
+
+def _deadline(text: str) -> float | None:
+    """Seconds for one agent's whole run, 0 meaning none."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds") from None
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError("between 0 (none) and 86400 seconds")
+    return value or None
+
+
+def _add_network(parser: argparse.ArgumentParser, what: str) -> None:
+    group = parser.add_argument_group("network")
+    group.add_argument(
+        "--deadline", type=_deadline, default=120.0, metavar="S",
+        help=f"seconds for {what}, waits included; then it ends unreachable "
+        "(reason deadline; default 120, 0: none)",
+    )  # fmt: skip
+    group.add_argument(
+        "--allow-private", action="store_true",
+        help="also connect to addresses that are not public (10.x, 169.254.x, fd00::/8, "
+        "...); loopback is allowed anyway when URL itself is loopback",
+    )  # fmt: skip
 
 
 def _positive(text: str) -> int:
@@ -240,6 +268,7 @@ def register(subparsers: Any) -> None:
         help="pin the card's keys (a JWK Set file); else its same-origin jku is fetched",
     )  # fmt: skip
     _add_procedure(verify)
+    _add_network(verify, "the whole procedure")
     _add_credentials(verify)
     verify.set_defaults(run=_verify)
 
@@ -257,7 +286,9 @@ def register(subparsers: Any) -> None:
     ask.add_argument("question", metavar="QUESTION", choices=QUESTIONS,
                      help="one of: " + ", ".join(QUESTIONS))  # fmt: skip
     ask.add_argument("--skill", help="the skill selector (usage and terms only)")
-    ask.add_argument("--timeout", type=_seconds, default=10.0, metavar="S")
+    ask.add_argument("--timeout", type=_seconds, default=10.0, metavar="S",
+                     help="time bound of each HTTP exchange (default 10)")  # fmt: skip
+    _add_network(ask, "the card and the question")
     _add_credentials(ask)
     ask.set_defaults(run=_ask)
 
@@ -272,8 +303,9 @@ def register(subparsers: Any) -> None:
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
     many.add_argument("--concurrency", type=_positive, default=4, metavar="N",
                       help="agents verified at once (default 4)")  # fmt: skip
-    many.add_argument("--agent-timeout", type=_seconds, default=60.0, metavar="S",
-                      help="time bound for each agent's whole procedure (default 60)")  # fmt: skip
+    # The old name of --deadline, kept for scripts.
+    many.add_argument("--agent-timeout", type=_deadline, dest="deadline",
+                      default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip
     many.add_argument("--out", metavar="FILE", help="write the JSON Lines here (default stdout)")
     many.add_argument("--workers", type=_positive, default=None, metavar="N",
                       help="processes, each verifying --concurrency agents at once "
@@ -281,6 +313,7 @@ def register(subparsers: Any) -> None:
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_runner(many)
     _add_procedure(many)
+    _add_network(many, "each agent's whole procedure")
     many.set_defaults(run=_verify_many)
 
 
@@ -316,7 +349,10 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
         readings=(args.reading,) if args.reading else READINGS,
         require_signature=args.require_signature,
         churn_delay=args.churn_delay,
-        client=ClientOptions(timeout=args.timeout, headers=headers),
+        client=ClientOptions(
+            timeout=args.timeout, headers=headers, allow_private=args.allow_private
+        ),
+        total_timeout=args.deadline,
         max_skills=args.max_skills,
         max_interfaces=args.max_interfaces,
         **extra,
@@ -403,9 +439,13 @@ def _ask(args: argparse.Namespace) -> int:
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
         raise UsageError("--skill applies to usage and terms only")
-    options = ClientOptions(timeout=args.timeout, headers=_credentials(args))
+    options = ClientOptions(
+        timeout=args.timeout, headers=_credentials(args), allow_private=args.allow_private
+    )
     try:
-        result = anyio.run(lambda: ask(url, args.question, args.skill, options=options))
+        result = anyio.run(
+            lambda: ask(url, args.question, args.skill, options=options, deadline=args.deadline)
+        )
     except AuthenticationRequired as exc:
         names = ", ".join(show(s) for s in exc.schemes) or "none"
         print(f"a2a-interview: authentication required (securitySchemes: {names})",
@@ -415,7 +455,8 @@ def _ask(args: argparse.Namespace) -> int:
         print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
         return EXIT_NOT_OFFERED
     except TransportFailure as exc:
-        print(f"a2a-interview: unreachable: {exc} [{exc.code}]", file=sys.stderr)
+        hint = " (pass --allow-private)" if exc.code == "address_refused" else ""
+        print(f"a2a-interview: unreachable: {exc} [{exc.code}]{hint}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except (IngressError, DeclarationError) as exc:
         print(f"a2a-interview: the card is not a strict I-JSON object [{exc.code}]",
@@ -487,7 +528,7 @@ def _verify_many(args: argparse.Namespace) -> int:
 
     urls = _read_urls(args.file)
     workers = args.workers or default_workers()
-    options = _options(args, total_timeout=args.agent_timeout)
+    options = _options(args)
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()
 

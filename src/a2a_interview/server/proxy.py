@@ -60,7 +60,14 @@ from ..declarations import Declarations, build, read_card
 from ..errors import DeclarationError, IngressError, InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
 from ..terms import read_terms_entries
-from ..verifier.client import InsecureURL, check_url, origin
+from ..verifier.client import (
+    BodyTooLarge,
+    EncodingRefused,
+    InsecureURL,
+    check_url,
+    origin,
+    read_body,
+)
 from .asgi import (
     ASGIApp,
     ClientKey,
@@ -146,17 +153,16 @@ async def _fetch(
                         if not same:
                             raise ProxyError("a cross-origin redirect was refused")
                         continue
-                    length = response.headers.get("content-length", "")
-                    if length.isdigit() and int(length) > max_bytes:
-                        raise ProxyError(f"the document is larger than {max_bytes} bytes")
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.aiter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise ProxyError(f"the document is larger than {max_bytes} bytes")
-                        chunks.append(chunk)
-                    return _Fetched(response.status_code, b"".join(chunks), response.headers)
+                    # The verifier's reader: decoded under the bound as it streams.
+                    try:
+                        body = await read_body(response, max_bytes)
+                    except BodyTooLarge:
+                        raise ProxyError(f"the document is larger than {max_bytes} bytes") from None
+                    except EncodingRefused:
+                        raise ProxyError(
+                            "the document's Content-Encoding is stacked, unknown or corrupt"
+                        ) from None
+                    return _Fetched(response.status_code, body, response.headers)
                 finally:
                     await response.aclose()
             raise ProxyError(f"more than {MAX_REDIRECTS} redirects")

@@ -94,7 +94,9 @@ from ..spec import (
 )
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import (
+    AddressRefused,
     ClientOptions,
+    DeadlineExceeded,
     InsecureURL,
     Interviewer,
     Response,
@@ -128,8 +130,11 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
     "rate_limited": "the agent kept answering 429 beyond the wait budget",
     "unavailable": "a declared document's host answered 502, 503 or 504",
+    "bad_encoding": "a body's Content-Encoding was stacked, unknown or corrupt",
+    "address_refused": "a URL names an address that is not public (see --allow-private)",
     "transport": "the exchange failed",
 }
+DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure
 
 
 def _utcnow() -> datetime:
@@ -144,12 +149,13 @@ class VerifyOptions:
     signs the record). ``jwks``: pinned public JWKs (else the card's same-origin
     ``jku`` is fetched). ``readings``: the card signature readings accepted.
     ``require_signature``: an unsigned card, or one whose key is unavailable, is a
-    ``card_signature`` conflict. ``total_timeout``: seconds for the whole procedure
-    (``None``: unbounded). ``max_interfaces`` / ``max_skills``: at most this many
-    interfaces are interviewed and skill selectors asked, so a hostile card cannot turn
-    one run into an unbounded stream of calls (``None``: all; what is left out is an
-    advisory). ``progress``: called with a short stage name. ``clock``: gives
-    ``started_at``/``finished_at`` (UTC-aware).
+    ``card_signature`` conflict. ``total_timeout``: the deadline, seconds for the whole
+    procedure, 429 waits and the re-run included (``None``: unbounded); when it passes
+    the run ends ``unreachable`` with reason ``deadline``. ``max_interfaces`` /
+    ``max_skills``: at most this many interfaces are interviewed and skill selectors
+    asked, so a hostile card cannot turn one run into an unbounded stream of calls
+    (``None``: all; what is left out is an advisory). ``progress``: called with a short
+    stage name. ``clock``: gives ``started_at``/``finished_at`` (UTC-aware).
     """
 
     party: Party = "third_party"
@@ -160,7 +166,7 @@ class VerifyOptions:
     require_signature: bool = False
     churn_delay: float = 2.0
     client: ClientOptions = field(default_factory=ClientOptions)
-    total_timeout: float | None = None
+    total_timeout: float | None = DEFAULT_DEADLINE
     max_interfaces: int | None = 8
     max_skills: int | None = 256
     progress: Callable[[str], None] | None = None
@@ -319,9 +325,18 @@ class _Procedure:
         interfaces, skipped = find_interfaces(card)
         state.advisories += skipped
         usable = []
+        refused = False
         for interface in interfaces:
             try:
                 check_url(interface.url)
+                if self.session.refuses(interface.url):
+                    refused = True  # never contacted: an open port looks like a closed one
+                    state.advisories.append(
+                        Advisory("interface", "address_refused",
+                                 source=Source("card", interface.member),
+                                 detail="not interviewed: the address is not public")
+                    )  # fmt: skip
+                    continue
             except InsecureURL:
                 state.advisories.append(
                     Advisory(
@@ -341,7 +356,7 @@ class _Procedure:
             ])  # fmt: skip
             return
         if not usable:
-            raise InsecureURL
+            raise AddressRefused if refused else InsecureURL
         usable = _bounded(usable, self.options.max_interfaces, "interfaces_not_asked", state)
 
         answers: dict[tuple[str, str | None], tuple[str, bytes]] = {}
@@ -682,9 +697,10 @@ async def verify(
     - ``not_offered``: the card does not declare the interview;
     - ``unreachable``: a run could not complete (``incomplete.reason``: a transport
       code such as ``connect_failed``, ``timeout``, ``too_large``, ``insecure_url``,
-      ``redirect_refused``, ``rate_limited``, ``unavailable``; or ``card_status``,
-      ``card_unreadable``, ``authentication_required``, ``agent_unavailable``,
-      ``total_timeout``, ``unusable_input``).
+      ``redirect_refused``, ``rate_limited``, ``unavailable``, ``bad_encoding``,
+      ``address_refused``; or ``card_status``, ``card_unreadable``,
+      ``authentication_required``, ``agent_unavailable``, ``deadline``,
+      ``unusable_input``).
 
     Never raises for anything the agent does. Raises ``KeyFormatError`` for a
     malformed ``runner_seed`` (the caller's input), checked before any request.
@@ -710,7 +726,7 @@ async def verify(
                 await procedure.run(runs[-1])
         if scope.cancelled_caught:
             runs[-1].incomplete = Incomplete(
-                "total_timeout", "the procedure did not finish within the total time bound"
+                "deadline", "the procedure did not finish within the deadline"
             )
     procedure._progress("done")
 
@@ -724,6 +740,11 @@ async def verify(
         Advisory("transport", "loopback_http", value=o,
                  detail="plain HTTP was used, tolerated for loopback only")
         for o in sorted(session.loopback_origins)
+    ]  # fmt: skip
+    advisories += [
+        Advisory("transport", "address_refused", value=o,
+                 detail="not contacted: the address is not public")
+        for o in sorted(session.refused_origins)
     ]  # fmt: skip
     if session.rate_limited:
         advisories.append(
@@ -799,16 +820,29 @@ async def ask(
     *,
     options: ClientOptions | None = None,
     transport: Any = None,
+    deadline: float | None = DEFAULT_DEADLINE,
 ) -> AskResult:
     """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
-    JSON-RPC interface (else the first HTTP+JSON one).
+    JSON-RPC interface (else the first HTTP+JSON one), all within ``deadline`` seconds
+    (``None``: unbounded).
 
     Raises ``TransportFailure`` (its subclasses; also for a 502/503/504, and when the
-    card URL does not answer 200); ``AuthenticationRequired`` for a 401/403;
+    card URL does not answer 200; ``DeadlineExceeded`` when the deadline passes, and
+    ``AddressRefused`` for a card or interface on an address that is not public);
+    ``AuthenticationRequired`` for a 401/403;
     ``NotOffered`` when the card does not declare the interview or names no interface
     to ask on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict
     I-JSON object.
     """
+    with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
+        return await _ask(url, question, skill, options, transport)
+    assert scope.cancelled_caught
+    raise DeadlineExceeded
+
+
+async def _ask(
+    url: str, question: str, skill: str | None, options: ClientOptions | None, transport: Any
+) -> AskResult:
     async with Interviewer(options, credential_origin=url, transport=transport) as session:
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):

@@ -8,26 +8,30 @@ httptools is the parser uvicorn serves with; what this module adds is only the
 client's half of HTTP/1.1 message framing, a keep-alive pool, and nothing else: no
 redirects, retries, cookies or content decoding (the interviewer owns those policies,
 and decodes bodies within its own bound). httpx remains the interviewer's client where
-a caller hands it a client or a transport, and when the environment names a proxy.
+a caller hands it a client or a transport.
 
-    pool = Pool(tls_context())
+    pool = Pool(tls_context(), resolve=resolver, admit=policy)
     response = await pool.exchange("POST", url, headers, body, max_bytes=1 << 20)
     response.status, response.headers, response.body, response.peer
     await pool.aclose()
 
-``exchange`` raises :class:`WireError` (no connection, a malformed response, the peer
-closing early), :class:`WireTooLarge` (the body on the wire exceeds ``max_bytes``), or
-whatever ``admit`` raises (the caller's address policy, run on the address actually
-connected to, before a byte is sent). Timeouts are the caller's (cancel the call: the
-connection is closed, never pooled half-read).
+A host name is resolved once, by ``resolve``; ``admit`` judges every address it gave
+(or the literal address) before any connection, and the connection goes to those very
+addresses, in order, with the name kept for TLS and ``Host``: the address judged is the
+address connected to, so a second lookup cannot rebind it. ``exchange`` raises
+:class:`WireError` (no name, no connection, a malformed response, the peer closing
+early), :class:`WireTooLarge` (the body on the wire exceeds ``max_bytes``), or whatever
+``admit`` raises. Timeouts are the caller's (cancel the call: the connection is closed,
+never pooled half-read).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import ipaddress
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -224,32 +228,50 @@ async def _send(
 
 
 class Pool:
-    """Keep-alive connections per origin, for one interviewer (not thread-safe)."""
+    """Keep-alive connections per origin, for one interviewer (not thread-safe).
 
-    def __init__(self, tls: ssl.SSLContext) -> None:
+    ``resolve(host, port)`` gives a name's addresses; ``admit(addresses)`` raises to
+    refuse them (both see every connection this pool opens)."""
+
+    def __init__(
+        self,
+        tls: ssl.SSLContext,
+        *,
+        resolve: Callable[[str, int], Awaitable[Sequence[str]]],
+        admit: Callable[[Sequence[str]], None] | None = None,
+    ) -> None:
         self.tls = tls
+        self._resolve = resolve
+        self._admit = admit
         self._idle: dict[tuple[str, str, int], list[tuple[_Exchange, str]]] = {}
 
-    async def _connect(
-        self, scheme: str, host: str, port: int, admit: Callable[[str], None] | None
-    ) -> tuple[_Exchange, str]:
+    async def _connect(self, scheme: str, host: str, port: int) -> tuple[_Exchange, str]:
+        name = host.strip("[]")
+        try:
+            ipaddress.ip_address(name.split("%", 1)[0])
+            addresses: Sequence[str] = [name]  # an address: nothing to resolve
+        except ValueError:
+            try:
+                addresses = list(dict.fromkeys(await self._resolve(name, port)))
+            except (OSError, UnicodeError) as exc:
+                raise WireError("name lookup failed") from exc
+        if not addresses:
+            raise WireError("name lookup failed")
+        if self._admit is not None:
+            self._admit(addresses)
         loop = asyncio.get_running_loop()
         tls = self.tls if scheme == "https" else None
-        try:
-            transport, protocol = await loop.create_connection(
-                _Exchange, host.strip("[]"), port, ssl=tls,
-                server_hostname=host.strip("[]") if tls else None,
-            )  # fmt: skip
-        except (OSError, ssl.SSLError, ValueError, UnicodeError) as exc:
-            raise WireError("connect failed") from exc
-        peer = str(transport.get_extra_info("peername")[0])
-        if admit is not None:
+        failure: BaseException | None = None
+        for address in addresses:
             try:
-                admit(peer)
-            except BaseException:
-                transport.abort()
-                raise
-        return protocol, peer
+                _transport, protocol = await loop.create_connection(
+                    _Exchange, address, port, ssl=tls, server_hostname=name if tls else None
+                )
+            except (OSError, ssl.SSLError, ValueError, UnicodeError) as exc:
+                failure = exc
+                continue
+            return protocol, address
+        raise WireError("connect failed") from failure
 
     async def exchange(
         self,
@@ -259,7 +281,6 @@ class Pool:
         body: bytes | None,
         *,
         max_bytes: int,
-        admit: Callable[[str], None] | None = None,
     ) -> RawResponse:
         """One request and its response; see the module docstring for what it raises."""
         scheme, host, port, netloc, target, userinfo = _target(url)
@@ -284,7 +305,7 @@ class Pool:
                 if connection.status:
                     raise
         else:
-            connection, peer = await self._connect(scheme, host, port, admit)
+            connection, peer = await self._connect(scheme, host, port)
             status, response_headers, response_body = await _send(connection, request, max_bytes)
         if connection.reusable() and len(idle) < _MAX_IDLE_PER_ORIGIN:
             idle.append((connection, peer))
