@@ -1131,6 +1131,7 @@ class ProxyInfo:
     proposals: int
     rpc_paths: tuple[str, ...]
     rest_paths: tuple[str, ...]
+    public_url: str | None = None
 
 
 def describe(app: ProxyApp, listen: str) -> ProxyInfo:
@@ -1140,6 +1141,7 @@ def describe(app: ProxyApp, listen: str) -> ProxyInfo:
     return ProxyInfo(
         listen, app.card_url, declarations.interview.card_digest, len(declarations.verdicts),
         tuple(interface_paths(card, "JSONRPC")), tuple(interface_paths(card, "HTTP+JSON")),
+        app.upstream.options.public_url,
     )  # fmt: skip
 
 
