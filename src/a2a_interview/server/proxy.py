@@ -67,7 +67,16 @@ from ..jcs import canonicalize
 from ..spec import CARD_PATH, INTERVIEW_URI, MAX_DOCUMENT_BYTES
 from ..terms import read_terms_entries, verify_proposal
 from ..verifier.client import InsecureURL, check_url, origin
-from .asgi import ClientKey, Receive, Scope, Send, interface_paths, remote_address, send_reply
+from .asgi import (
+    ClientKey,
+    Receive,
+    Scope,
+    Send,
+    if_none_match,
+    interface_paths,
+    remote_address,
+    send_reply,
+)
 from .lifecycle import LiveDeclarations
 from .listen import bind
 
@@ -97,6 +106,8 @@ _CARD_REQUEST_DROPPED: Final = _NOT_FORWARDED | {
     b"if-none-match", b"if-modified-since", b"if-match", b"if-unmodified-since",
     b"if-range", b"range", b"accept-encoding",
 }  # fmt: skip
+# RFC 9110 §15.4.5: a 304 carries the validators and caching fields, not the content's.
+_NOT_IN_304: Final = frozenset({b"content-type", b"content-length"})
 _BAD_GATEWAY: Final = (502, b"upstream unavailable\n")
 _GATEWAY_TIMEOUT: Final = (504, b"upstream timed out\n")
 _UPSTREAM_BUSY: Final = (503, b"upstream busy\n")
@@ -297,14 +308,26 @@ def _rebase(url: str, public: str) -> str:
 
 
 def _served_headers(
-    raw: Sequence[tuple[bytes, bytes]], etag: bytes | None
+    raw: Sequence[tuple[bytes, bytes]], body: bytes, etag: bytes | None, *, date: bool
 ) -> tuple[tuple[bytes, bytes], ...]:
-    """Upstream's card response headers as the proxy serves them with verified bytes."""
-    drop = _HOP_BY_HOP | _listed(raw) | {b"content-length", b"content-encoding", b"date"}
-    if etag is not None:
-        drop = drop | {b"etag"}
-    out = [(n.lower(), v) for n, v in raw if n.lower() not in drop]
-    if etag is not None:
+    """Upstream's card response headers as the proxy serves them with ``body``, in
+    upstream's order: hop-by-hop fields and ``Content-Encoding`` dropped (the proxy reads
+    the card decoded), ``Content-Length`` set to ``body``'s, ``ETag`` replaced by ``etag``
+    when given (a changed card), ``Date`` kept only with ``date``."""
+    drop = _HOP_BY_HOP | _listed(raw) | {b"content-encoding"}
+    if not date:
+        drop = drop | {b"date"}
+    length = str(len(body)).encode()
+    out: list[tuple[bytes, bytes]] = []
+    for name, value in raw:
+        low = name.lower()
+        if low in drop:
+            continue
+        replaced = {b"content-length": length, b"etag": etag}.get(low)
+        out.append((low, value if replaced is None else replaced))
+    if all(n != b"content-length" for n, _ in out):
+        out.append((b"content-length", length))
+    if etag is not None and all(n != b"etag" for n, _ in out):
         out.append((b"etag", etag))
     return tuple(out)
 
@@ -552,7 +575,9 @@ class _Upstream:
             validator=next((v for k, v in response_headers if k.lower() == b"etag"), None),
             etag=etag,
             raw=body,
-            headers=_served_headers(response_headers, etag if changed else None),
+            headers=_served_headers(
+                response_headers, served, etag if changed else None, date=False
+            ),
             changed=changed,
         )
 
@@ -862,26 +887,21 @@ class _Front:
             assert isinstance(swapped, UpstreamDeclarations)
             current = swapped
         if fetched is not None and fetched.status == 200 and fetched.body == current.raw:
-            served = list(_served_headers(fetched.headers.raw,
-                                          current.etag if current.changed else None))  # fmt: skip
-            date = [(b"date", v) for n, v in fetched.headers.raw if n.lower() == b"date"]
-            served = date[:1] + served
+            etag = current.etag if current.changed else None
+            served = list(_served_headers(fetched.headers.raw, current.card_bytes, etag, date=True))
         else:
             served = list(current.headers)
         if self.options.card_cache_control is not None:
             served = [(n, v) for n, v in served if n != b"cache-control"]
             served.append((b"cache-control", self.options.card_cache_control.encode("latin-1")))
-        etag = next((v for n, v in served if n == b"etag"), None)
-        if etag is not None:
-            from .asgi import if_none_match
-
+        tag = next((v for n, v in served if n == b"etag"), None)
+        if tag is not None:
             for name, value in scope["headers"]:
-                if name == b"if-none-match" and if_none_match(value, etag):
-                    kept = [(n, v) for n, v in served if n != b"content-type"]
+                if name == b"if-none-match" and if_none_match(value, tag):
+                    kept = [(n, v) for n, v in served if n not in _NOT_IN_304]
                     await send({"type": "http.response.start", "status": 304, "headers": kept})
                     await send({"type": "http.response.body", "body": b""})
                     return
-        served.append((b"content-length", str(len(current.card_bytes)).encode()))
         await send({"type": "http.response.start", "status": 200, "headers": served})
         await send({"type": "http.response.body",
                     "body": b"" if scope["method"] == "HEAD" else current.card_bytes})  # fmt: skip
