@@ -448,6 +448,11 @@ def test_card_variants_by_a2a_version_are_each_verified_and_answered_from() -> N
         status, _, body = request(proxy.origin, "GET", REST + "/interview/identity",
                                   [*ACT, ("A2A-Version", "0.3")])  # fmt: skip
         assert (status, body) == (502, b"upstream card did not verify\n")
+        # Ordinary activated traffic of that version is not held hostage to it.
+        status, _, _ = request(proxy.origin, "POST", RPC, [*ACT, ("A2A-Version", "0.3")],
+                               rpc_body("SendMessage", 5, {}))  # fmt: skip
+        assert status == 200
+        assert up.targets()[-1] == RPC.encode()
 
 
 def test_a_changed_card_is_verified_when_it_is_asked_for() -> None:

@@ -133,10 +133,11 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["card_kid"] = args.kid
     proposals: dict[str, bytes] = {}
     for item in args.proposal or ():
-        url, sep, path = item.partition("=")
-        if not sep or not path:
+        url, sep, path = item.rpartition("=")  # a URL's query may hold "=", a path rarely
+        if not sep or not path or not url:
             raise UsageError(f"--proposal {item!r} is not URL=FILE")
-        proposals[_http_url("--proposal", url)] = read_input(path, "proposal")
+        url = _http_url("--proposal", url)
+        proposals[url] = read_input(path, "proposal")
     options["proposals"] = proposals
     return options
 

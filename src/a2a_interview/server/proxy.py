@@ -828,30 +828,52 @@ class _Front:
             await _plain(send, *_UNVERIFIED)
         return live
 
+    def _reply(
+        self,
+        scope: Scope,
+        forms: frozenset[str],
+        raw_path: bytes,
+        body: bytes,
+        *,
+        act: rpc.Activation,
+        declarations: Declarations,
+    ) -> tuple[rpc.Reply | None, bool]:
+        """The interview's reply to this request from ``declarations`` (``None``: not an
+        interview request), and whether it is on the HTTP+JSON binding."""
+        routes = self.routes(declarations)
+        if scope["method"] == "POST" and forms & routes.rpc:
+            limit = max(len(body), rpc.MAX_REQUEST_BYTES)
+            return rpc.jsonrpc(body, act, declarations.interview, max_bytes=limit), False
+        question = routes.question(forms, raw_path)
+        if question is None:
+            return None, False
+        query = scope.get("query_string", b"")
+        return rpc.rest(scope["method"], question, query, act, declarations.interview), True
+
     async def _interview(
         self, scope: Scope, send: Send, forms: frozenset[str], raw_path: bytes, body: bytes
     ) -> bool:
         """Answer or refuse an interview request in any spelling; whether it was one."""
-        method = scope["method"]
         act = rpc.activation(scope["headers"])
         if not act:
             return False  # PROFILE §3.3: the host's own answer
-        live = await self.source.variant(variant_key(scope["headers"]))
+        key = variant_key(scope["headers"])
+        live = self.source.variants.get(key)
         if live is None:
-            await _plain(send, *_UNVERIFIED)
-            return True
-        routes = self.routes(live.declarations)
-        interview = live.declarations.interview
-        reply: rpc.Reply | None = None
-        rest = False
-        if method == "POST" and forms & routes.rpc:
-            reply = rpc.jsonrpc(body, act, interview,
-                                max_bytes=max(len(body), rpc.MAX_REQUEST_BYTES))  # fmt: skip
-        else:
-            question = routes.question(forms, raw_path)
-            if question is not None:
-                rest = True
-                reply = rpc.rest(method, question, scope.get("query_string", b""), act, interview)
+            # A variant not yet loaded is loaded for what may be an interview request
+            # only: judged by the default variant's paths, or by a mention of the
+            # namespace anywhere (the variant's paths may differ from the default's).
+            default = self.source.variants[""].declarations
+            reply, _ = self._reply(scope, forms, raw_path, body, act=act, declarations=default)
+            if reply is None and b"interview" not in raw_path.lower() + body:
+                return False
+            live = await self.source.variant(key)
+            if live is None:
+                await _plain(send, *_UNVERIFIED)
+                return True
+        reply, rest = self._reply(
+            scope, forms, raw_path, body, act=act, declarations=live.declarations
+        )
         if reply is None:
             return False
         if self.limiter is not None:
