@@ -13,6 +13,7 @@ import json
 import logging
 import socket
 import threading
+import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -621,3 +622,53 @@ def test_interfaces_that_bypass_the_proxy_are_a_loud_warning(
         pass
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(up.origin + RPC in m and "bypass the interview" in m for m in warned), warned
+
+
+# ---------------------------------------------------------------- encoded documents
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, compresslevel=9)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("layers", "message"),
+    [
+        # Issue 8 finding 1: a small body inflating past the bound is stopped as it
+        # inflates (at most the bound plus one byte is ever produced).
+        (1, "larger than 1048576 bytes"),
+        (2, "more than one content coding was refused"),
+    ],
+)
+async def test_an_inflating_card_is_refused_within_the_bound(layers: int, message: str) -> None:
+    body = b'{"name":"' + b" " * (64 << 20) + b'"}'
+    for _ in range(layers):
+        body = _gzip(body)
+    assert len(body) < 200_000
+    with recorder() as up:
+        coding = ", ".join(["gzip"] * layers).encode()
+        up.cards[""] = (body, [(b"content-encoding", coding)])
+        tracemalloc.start()
+        try:
+            with pytest.raises(ProxyError) as caught:
+                await build_proxy(up.origin)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert message in str(caught.value)
+    assert peak < 16 << 20, f"{peak >> 20} MiB held while reading a 1 MiB-bounded card"
+
+
+def test_a_gzip_card_is_read_and_served_decoded() -> None:
+    with recorder() as up:
+        plain = up.cards[""][0]
+        up.cards[""] = (_gzip(plain), [(b"content-encoding", b"gzip")])
+        with proxy_running(up.origin, poll=0) as proxy:
+            response = httpx.get(proxy.origin + CARD, headers={"Accept-Encoding": "identity"})
+            assert response.content == plain
+            assert "content-encoding" not in response.headers
+            [(_, _, headers, _)] = [s for s in up.seen if s[1] == CARD.encode()][:1]
+            assert (b"accept-encoding", b"identity") in headers
