@@ -672,3 +672,24 @@ def test_a_gzip_card_is_read_and_served_decoded() -> None:
             assert "content-encoding" not in response.headers
             [(_, _, headers, _)] = [s for s in up.seen if s[1] == CARD.encode()][:1]
             assert (b"accept-encoding", b"identity") in headers
+
+
+def test_no_free_upstream_connection_in_time_is_503() -> None:
+    # Decisions, Proxy (one line) 10: a bounded wait for an upstream connection.
+    from test_proxy import V1, upstream_running
+
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": "held", "contextId": "c-9", "role": "ROLE_USER",
+                               "parts": [{"text": "stream"}]}},
+    }).encode()  # fmt: skip
+    with (
+        upstream_running() as up,
+        proxy_running(up.origin, poll=0, upstream_connections=1, upstream_wait=0.3) as proxy,
+        proxy.http.stream("POST", RPC, content=body, headers=V1) as held,
+    ):
+        assert held.status_code == 200  # the one upstream connection, busy streaming
+        status, _, answer = request(proxy.origin, "GET", "/echo")
+        assert (status, answer) == (503, b"upstream busy\n")
+        up.gate("held").set()
+        held.read()

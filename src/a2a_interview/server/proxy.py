@@ -345,6 +345,7 @@ class ProxyOptions:
     max_body: int = DEFAULT_MAX_BODY
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     upstream_connections: int = UPSTREAM_CONNECTIONS
+    upstream_wait: float = POOL_TIMEOUT
 
 
 class _Upstream:
@@ -392,7 +393,7 @@ class _Upstream:
                 transport=self.transport,
                 follow_redirects=False,  # redirects are the caller's, by policy
                 timeout=httpx.Timeout(
-                    self.idle_timeout, connect=CONNECT_TIMEOUT, pool=POOL_TIMEOUT
+                    self.idle_timeout, connect=CONNECT_TIMEOUT, pool=self.options.upstream_wait
                 ),
                 limits=httpx.Limits(
                     max_connections=limit, max_keepalive_connections=min(64, limit)
@@ -1125,8 +1126,8 @@ async def build_proxy(
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
     ``declare``, ``card_key``, ``card_kid``, ``proposals``, ``card_cache_control``,
-    ``max_body``, ``body_timeout``, ``upstream_connections``) shape the card and the
-    bounds. ``transport`` replaces the network (tests).
+    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``) shape
+    the card and the bounds. ``transport`` replaces the network (tests).
 
     Returns ``(app, live)``, ``live`` being the default card variant's (no
     ``A2A-Version``). Raises, before anything is served:
