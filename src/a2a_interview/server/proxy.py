@@ -457,7 +457,6 @@ class _Upstream:
                 holders += [i for i in items if isinstance(i, dict)]
         if isinstance(card.get("url"), str):
             holders.append(card)
-        terms = [e for e in read_terms_entries(card) if e.url is not None]
         for holder in holders:
             url = holder.get("url")
             if (
@@ -467,13 +466,12 @@ class _Upstream:
             ):
                 holder["url"] = _rebase(url, public)
                 changed = True
-        if terms:
-            for _, ext in _terms_extension_objects(card):
-                for item in ext:
-                    url = item.get("url")
-                    if isinstance(url, str) and _origin_of(url) == self.upstream_origin:
-                        item["url"] = _rebase(url, public)
-                        changed = True
+        for _, items in _terms_extension_objects(card):
+            for item in items:
+                url = item.get("url")
+                if isinstance(url, str) and _origin_of(url) == self.upstream_origin:
+                    item["url"] = _rebase(url, public)
+                    changed = True
         return changed
 
     async def load(self, key: str = "") -> UpstreamDeclarations:
