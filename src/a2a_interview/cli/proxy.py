@@ -16,35 +16,48 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InterviewError
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
+from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input
 
 DESCRIPTION = """\
 Put the A2A Interview Extension in front of an A2A agent that does not serve it itself.
 
-The agent's card must declare the interview (required: false). On start the proxy fetches
-the card and every standing proposal its terms entries commit to, and verifies each one
-(digest, provider signature, standing-proposal shape). It refuses to start, naming the
-failing entry and the reason, if anything fails: it never serves terms that did not verify.
+On start the proxy fetches the agent's card and every standing proposal its terms entries
+commit to, and verifies each one (digest, provider signature, standing-proposal shape). It
+refuses to start, naming the failing entry, its URL and the cause, if anything fails: it
+never serves terms that did not verify.
+
+The card must declare the interview (required: false), or run with --declare: the card is
+then served with the declaration added and its interface URLs (and proposal URLs on the
+agent's own origin) moved to --public-url. A signed card so changed is re-signed with
+--card-key and --kid, or the proxy refuses to start. Without --declare, interfaces that do
+not point at --public-url are a warning: card-driven clients would bypass the proxy.
+
+Proposals whose URL is on --public-url are read from the agent at the same path (what a
+client gets through the proxy); --proposal URL=FILE uses and serves a local copy instead.
 
 Then it listens on --host:--port and
+  - reads each request whole (--max-body, --body-timeout) before it talks to the agent;
   - answers the five interview methods (interview/identity, /capabilities, /usage,
     /terms, /refusals) on the paths of the card's JSONRPC interfaces, and
     GET {path}/interview/{question} under its HTTP+JSON interfaces, when a request
-    activates the extension (A2A-Extensions header);
-  - serves the card at the card's path, the very bytes the answers come from;
-  - passes every other request to the agent unchanged, streaming (SSE) included.
+    activates the extension (A2A-Extensions header), in every spelling of those paths;
+  - serves the card at the card's path as the agent serves it (its Cache-Control, ETag,
+    Vary ... unchanged unless --card-cache-control), only ever as bytes that verified,
+    each A2A-Version variant verified on its own;
+  - passes every other request to the agent byte for byte, streaming (SSE) included.
 
-The card is not rewritten: run the proxy at the address the card declares and keep the
-agent behind it. Every --poll seconds the proxy re-reads the card (If-None-Match); a
-changed card is verified before it is served, and one that fails keeps the last good set
+Every --poll seconds, and on every card request, the proxy re-reads the card; a changed
+card is verified before it is served, and one that fails keeps the last good set
 serving and is logged."""
 
 EPILOG = """\
 examples:
   a2a-interview proxy --upstream http://127.0.0.1:8080 --port 9000
+  a2a-interview proxy --upstream http://agent.internal:8080 --host 0.0.0.0 --port 443 \\
+      --public-url https://agent.example --declare
   a2a-interview proxy --upstream http://agent.internal:8080/.well-known/agent-card.json \\
-      --host 0.0.0.0 --port 443 --rate-limit '10/second;300/minute' \\
-      --redis redis://cache.internal:6379/0
+      --host 0.0.0.0 --port 443 --public-url https://agent.example \\
+      --rate-limit '10/second;300/minute' --redis redis://cache.internal:6379/0
 
 exit codes: 0 stopped cleanly · 2 usage error · 3 refused to start (the message says why)"""
 
@@ -70,6 +83,65 @@ def _positive(text: str) -> float:
     return value
 
 
+def _bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes > 0")
+    return value
+
+
+def _http_url(flag: str, text: str) -> str:
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} has an unusable port or host") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {text!r} is not an http:// or https:// URL")
+    return text
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The proxy options the flags give; files read here, usage errors raised here."""
+    options: dict[str, Any] = {
+        "declare": args.declare,
+        "card_cache_control": args.card_cache_control,
+        "max_body": args.max_body,
+        "body_timeout": args.body_timeout,
+    }
+    if args.public_url is not None:
+        options["public_url"] = _http_url("--public-url", args.public_url)
+    if args.card_cache_control is not None and (
+        not args.card_cache_control.isprintable() or not args.card_cache_control.isascii()
+    ):
+        raise UsageError("--card-cache-control must be printable ASCII")
+    if (args.card_key is None) != (args.kid is None):
+        raise UsageError("--card-key and --kid go together")
+    if args.card_key is not None and not args.declare:
+        raise UsageError("--card-key re-signs a card --declare changes: add --declare")
+    if args.card_key is not None:
+        from ..cardsig import load_private_key
+
+        try:
+            options["card_key"] = load_private_key(read_input(args.card_key, "card key"))
+        except InterviewError as exc:
+            raise UsageError(f"--card-key {args.card_key!r} is not a usable private key "
+                             f"[{exc.code}]") from None  # fmt: skip
+        options["card_kid"] = args.kid
+    proposals: dict[str, bytes] = {}
+    for item in args.proposal or ():
+        url, sep, path = item.rpartition("=")  # a URL's query may hold "=", a path rarely
+        if not sep or not path or not url:
+            raise UsageError(f"--proposal {item!r} is not URL=FILE")
+        url = _http_url("--proposal", url)
+        proposals[url] = read_input(path, "proposal")
+    options["proposals"] = proposals
+    return options
+
+
 def _printable(text: str) -> str:
     # Paths come from the upstream card: never let them drive the terminal.
     return text.encode("unicode_escape").decode("ascii")
@@ -77,7 +149,9 @@ def _printable(text: str) -> str:
 
 def _started(info: Any) -> None:
     print(f"a2a-interview proxy: serving at {info.listen}/", flush=True)
-    print(f"  upstream card: {info.card_url}", flush=True)
+    print(f"  upstream card: {_printable(info.card_url)}", flush=True)
+    if info.public_url is not None:
+        print(f"  public URL:    {_printable(info.public_url)}", flush=True)
     print(f"  card digest:   {info.card_digest} ({info.proposals} committed proposal(s), "
           "verified)", flush=True)  # fmt: skip
     for path in info.rpc_paths:
@@ -121,6 +195,8 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("--redis needs a rate limit (not --rate-limit off)")
         storage = args.redis
 
+    options = _options(args)
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("a2a-interview proxy: %(levelname)s: %(message)s"))
     logger = logging.getLogger("a2a_interview")
@@ -146,6 +222,7 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             access_log=args.access_log,
             started=_started,
+            **options,
         )
     except InterviewError as exc:
         print(f"a2a-interview proxy: refusing to start: {exc} [{exc.code}]", file=sys.stderr)
@@ -212,6 +289,50 @@ def register(sub: Any) -> None:
         default=10.0,
         metavar="S",
         help="the longest fetch of the card or one proposal (default: 10)",
+    )
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the proxy's own public address, as clients reach it (default: "
+        "http://HOST:PORT); proposals on it are read from the upstream at the same path",
+    )
+    p.add_argument(
+        "--declare",
+        action="store_true",
+        help="serve a card that does not declare the interview with the declaration "
+        "added (required: false), its interface URLs moved to --public-url",
+    )
+    p.add_argument(
+        "--card-key",
+        metavar="FILE",
+        help="private JWK or PEM that re-signs a signed card --declare changes",
+    )
+    p.add_argument("--kid", metavar="KID", help="the key id of --card-key's signature")
+    p.add_argument(
+        "--proposal",
+        action="append",
+        metavar="URL=FILE",
+        help="use FILE as the proposal at URL (and serve it there when URL is on "
+        "--public-url); repeatable",
+    )
+    p.add_argument(
+        "--card-cache-control",
+        metavar="VALUE",
+        help="the Cache-Control of the served card (default: the upstream's own)",
+    )
+    p.add_argument(
+        "--max-body",
+        type=_bytes,
+        default=10 * 1024 * 1024,
+        metavar="BYTES",
+        help="the largest request body passed on (default: 10485760); larger: 413",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=_positive,
+        default=30.0,
+        metavar="S",
+        help="the longest a client may take to send its request body (default: 30); slower: 408",
     )
     p.add_argument(
         "--access-log", action="store_true", help="log every request (costs about 50 µs a request)"

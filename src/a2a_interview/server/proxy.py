@@ -1,4 +1,4 @@
-"""The interview in front of any A2A agent whose card declares it (PROFILE §9).
+"""The interview in front of any A2A agent (PROFILE §9, §3.9).
 
     app, live = await build_proxy("http://10.0.0.5:8080")   # fetch, verify, or refuse
     run("http://10.0.0.5:8080", port=9000)                 # the same, served by uvicorn
@@ -6,34 +6,36 @@
 On start the proxy fetches the upstream card (``{upstream}/.well-known/agent-card.json``,
 or the URL itself when it names a ``.json`` document) and every proposal its terms entries
 commit to, and runs the self-check of PROFILE §2.4. It refuses to start, raising
-``DeclarationError`` (or :class:`ProxyError` when the upstream cannot be read), when the
-card does not declare the interview, declares it ``required: true``, or a committed
-proposal fails verification (the message names the entry's pointer and the reason code of
-terms §3).
+``DeclarationError`` or :class:`ProxyError`, when the card cannot be read, does not
+declare the interview (unless ``declare``), declares it ``required: true``, or a committed
+proposal cannot be fetched or fails verification (the message names the entry's pointer,
+its URL and the cause).
 
-Then it serves, on the paths of the card's own interfaces:
+``public_url`` names the proxy's own public address. A proposal whose URL is on that
+origin is read from upstream at the same path (what a client gets through the proxy);
+``proposals`` gives local copies instead, served at their paths. With ``declare`` a card
+that does not declare the interview, or whose interfaces or proposals name another origin,
+is served with the declaration added (``required: false``) and those URLs moved to the
+public origin; a signed card so changed is re-signed with ``card_key`` or refused.
 
-- the five methods, through :class:`~a2a_interview.server.asgi.InterviewMiddleware`,
-  answered from the card *exactly as upstream serves it*;
-- the card itself, at the card URL's path, as the very bytes the answers were projected
-  from (not re-serialized: a signed card stays verifiable, and a verifier that fetches
-  the card from the proxy diffs against the same document the answers came from);
-- everything else, passed through to upstream: method, path, query, headers (less the
-  hop-by-hop ones), body streamed both ways, Server-Sent Events unbuffered, status and
-  headers back.
+Then it serves:
 
-The card's interface URLs are not rewritten: a deployment puts the proxy at the public
-address the card declares, with the agent itself behind it. Upstream paths map to the same
-paths on the proxy.
+- every request, first read whole (at most ``max_body`` bytes within ``body_timeout``
+  seconds) before an upstream connection is taken, so a slow client holds none;
+- interview calls in every spelling of their paths (PROFILE §3.9: dot segments, ``//``,
+  percent-encoding) and batches naming the namespace: answered or refused here, never
+  passed on;
+- the card, at the card's path in any spelling, checked against the verified bytes on
+  every request: upstream's live response (headers and all) when its body is the one that
+  verified, else the last verified bytes. Variants negotiated by ``A2A-Version`` are
+  fetched, verified and answered from separately;
+- everything else, passed on byte for byte: the request target as received (no dot
+  segment removal, no re-encoding), headers in order less the hop-by-hop ones, the body;
+  the response streamed back unbuffered (Server-Sent Events included).
 
-Changes to the upstream card are followed by polling (``If-None-Match`` with the last
-ETag); a changed card is verified like the first one and swapped in whole through
-:class:`~a2a_interview.server.lifecycle.LiveDeclarations`, and a changed card that fails
-keeps the last good set serving and is logged.
-
-Every upstream read is bounded: declared documents by size (1 MiB), a total deadline and a
-redirect policy (same origin only, at most three hops); pass-through traffic by connect and
-inactivity timeouts (it is streamed, never buffered, so it needs no size bound here).
+Changes to the upstream card are followed by polling (``If-None-Match``) and on every
+card request; a changed card is verified like the first one and swapped in whole, and a
+changed card that fails keeps the last good set serving and is logged.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
 try:
     import httpx
@@ -56,10 +59,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'a2a-interview[server,client]'"
     ) from exc
 
-from ..declarations import Declarations, build, read_card
+from .. import rpc
+from ..declarations import Declarations, build, interview_entry, read_card
 from ..errors import DeclarationError, IngressError, InterviewError
-from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
-from ..terms import read_terms_entries
+from ..jcs import canonicalize
+from ..spec import CARD_PATH, INTERVIEW_URI, MAX_DOCUMENT_BYTES
+from ..terms import read_terms_entries, verify_proposal
 from ..verifier.client import (
     BodyTooLarge,
     EncodingRefused,
@@ -69,15 +74,14 @@ from ..verifier.client import (
     read_body,
 )
 from .asgi import (
-    ASGIApp,
     ClientKey,
-    InterviewMiddleware,
     Receive,
     Scope,
     Send,
+    if_none_match,
     interface_paths,
     remote_address,
-    send_document,
+    send_reply,
 )
 from .lifecycle import LiveDeclarations
 from .listen import bind
@@ -89,7 +93,11 @@ DEFAULT_TIMEOUT: Final = 10.0  # the whole fetch of one declared document
 CONNECT_TIMEOUT: Final = 5.0
 STREAM_IDLE_TIMEOUT: Final = 300.0  # pass-through: longest silence between two reads
 MAX_REDIRECTS: Final = 3
-DEFAULT_CACHE_CONTROL: Final = "public, max-age=60"
+DEFAULT_MAX_BODY: Final = 10 * 1024 * 1024  # a request body, read whole before forwarding
+DEFAULT_BODY_TIMEOUT: Final = 30.0  # the whole request body, from the first read
+UPSTREAM_CONNECTIONS: Final = 256
+POOL_TIMEOUT: Final = 10.0  # the longest wait for a free upstream connection
+MAX_VARIANTS: Final = 8  # card variants by A2A-Version, the default one included
 
 # RFC 9110 §7.6.1: connection-specific fields, never forwarded. `Host` is forwarded as
 # the client sent it (the public name the card declares); `Expect` is answered by the
@@ -99,17 +107,36 @@ _HOP_BY_HOP: Final = frozenset({
     b"proxy-connection", b"te", b"trailer", b"trailers", b"transfer-encoding", b"upgrade",
 })  # fmt: skip
 _NOT_FORWARDED: Final = _HOP_BY_HOP | {b"expect"}
+# Asked of upstream for the card: the proxy reads the whole representation itself.
+_CARD_REQUEST_DROPPED: Final = _NOT_FORWARDED | {
+    b"if-none-match", b"if-modified-since", b"if-match", b"if-unmodified-since",
+    b"if-range", b"range", b"accept-encoding",
+}  # fmt: skip
+# RFC 9110 §15.4.5: a 304 carries the validators and caching fields, not the content's.
+_NOT_IN_304: Final = frozenset({b"content-type", b"content-length"})
 _BAD_GATEWAY: Final = (502, b"upstream unavailable\n")
 _GATEWAY_TIMEOUT: Final = (504, b"upstream timed out\n")
+_UPSTREAM_BUSY: Final = (503, b"upstream busy\n")
+_UNVERIFIED: Final = (502, b"upstream card did not verify\n")
 _BAD_TARGET: Final = (400, b"request target not forwarded\n")
+_TOO_LARGE: Final = (413, b"request body too large\n")
+_TOO_SLOW: Final = (408, b"request body not received in time\n")
+_VERSION: Final = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){0,2}")
+_VERSION_HEADER: Final = b"a2a-version"
 
 
 class ProxyError(InterviewError):
     """The proxy cannot start or cannot read its upstream: unreachable, a non-2xx or
-    oversized card, a refused redirect, no interface to serve the interview on, or an
-    unusable rate-limit store."""
+    oversized card, a refused redirect, no interface to serve the interview on, a signed
+    card ``declare`` would change without a key, or an unusable rate-limit store."""
 
     code = "proxy"
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """A URL from a card, safe in a one-line message: escaped, and cut at ``limit``."""
+    escaped = text.encode("unicode_escape").decode("ascii")
+    return escaped if len(escaped) <= limit else escaped[:limit] + "..."
 
 
 # ---------------------------------------------------------------------------- fetching
@@ -132,15 +159,18 @@ async def _fetch(
 ) -> _Fetched:
     """GET ``url`` with a total deadline, a size bound and same-origin redirects only.
 
-    Returns the final response (any status, 304 included) with its whole body. Raises
-    :class:`ProxyError` on a transport error, the deadline, a body over ``max_bytes``,
-    a cross-origin redirect, or more than ``MAX_REDIRECTS`` hops.
+    Asks for ``identity`` and undoes at most one gzip or deflate coding, bounded as it
+    streams. Returns the final response (any status, 304 included) with its whole body.
+    Raises :class:`ProxyError` on a transport error, the deadline, a body over
+    ``max_bytes`` (before or after decoding), a refused content coding, a cross-origin
+    redirect, or more than ``MAX_REDIRECTS`` hops.
     """
     start = origin(url)
+    sent = [*headers, (b"accept-encoding", b"identity")]
     try:
         async with asyncio.timeout(timeout):
             for _ in range(MAX_REDIRECTS + 1):
-                request = httpx.Request("GET", url, headers=headers)
+                request = httpx.Request("GET", url, headers=sent)
                 response = await client.send(request, stream=True)
                 try:
                     location = response.headers.get("location")
@@ -177,17 +207,23 @@ async def _fetch(
 
 @dataclass(frozen=True, slots=True)
 class UpstreamDeclarations(Declarations):
-    """Declarations read from upstream, with the card's bytes exactly as served.
+    """Declarations read from upstream, with the card's bytes as served.
 
-    ``card_bytes`` is what the proxy serves as the card; ``validator`` is upstream's
-    ``ETag`` (for ``If-None-Match`` when polling); ``etag`` is the proxy's own strong
-    tag over ``card_bytes``.
+    ``raw`` is the body upstream sent; ``card_bytes`` what the proxy serves (``raw``
+    itself unless ``declare`` changed the card, then its JCS form). ``headers`` are
+    upstream's response headers as the proxy serves them with the last verified card
+    (hop-by-hop fields, ``Date``, ``Content-Length`` and ``Content-Encoding`` left out;
+    upstream's ``ETag`` replaced by ours when the card was changed). ``validator`` is
+    upstream's ``ETag`` (for ``If-None-Match`` when polling).
     """
 
     card_bytes: bytes
     content_type: bytes
     validator: bytes | None
     etag: bytes
+    raw: bytes = b""
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    changed: bool = False
 
 
 def _card_url(upstream: str) -> str:
@@ -203,8 +239,69 @@ def _card_url(upstream: str) -> str:
     return parts._replace(path=parts.path.rstrip("/") + CARD_PATH).geturl()
 
 
+def _origin_of(url: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of an http(s) URL, or ``None`` when it has none."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)
+
+
+def _rebase(url: str, public: str) -> str:
+    """``url`` with its scheme and authority replaced by ``public``'s; path and query
+    kept."""
+    base = urlsplit(public)
+    return urlsplit(url)._replace(scheme=base.scheme, netloc=base.netloc).geturl()
+
+
+def _served_headers(
+    raw: Sequence[tuple[bytes, bytes]], body: bytes, etag: bytes | None, *, date: bool
+) -> tuple[tuple[bytes, bytes], ...]:
+    """Upstream's card response headers as the proxy serves them with ``body``, in
+    upstream's order: hop-by-hop fields and ``Content-Encoding`` dropped (the proxy reads
+    the card decoded), ``Content-Length`` set to ``body``'s, ``ETag`` replaced by ``etag``
+    when given (a changed card), ``Date`` kept only with ``date``."""
+    drop = _HOP_BY_HOP | _listed(raw) | {b"content-encoding"}
+    if not date:
+        drop = drop | {b"date"}
+    length = str(len(body)).encode()
+    out: list[tuple[bytes, bytes]] = []
+    for name, value in raw:
+        low = name.lower()
+        if low in drop:
+            continue
+        replaced = {b"content-length": length, b"etag": etag}.get(low)
+        out.append((low, value if replaced is None else replaced))
+    if all(n != b"content-length" for n, _ in out):
+        out.append((b"content-length", length))
+    if etag is not None and all(n != b"etag" for n, _ in out):
+        out.append((b"etag", etag))
+    return tuple(out)
+
+
+@dataclass
+class ProxyOptions:
+    """What shapes the served card and where proposals come from (see the module doc)."""
+
+    public_url: str | None = None
+    declare: bool = False
+    card_key: Any = None
+    card_kid: str | None = None
+    proposals: Mapping[str, bytes] = field(default_factory=dict)
+    card_cache_control: str | None = None
+    max_body: int = DEFAULT_MAX_BODY
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    upstream_connections: int = UPSTREAM_CONNECTIONS
+    upstream_wait: float = POOL_TIMEOUT
+
+
 class _Upstream:
-    """The upstream agent: where its card is, and how the proxy talks to it.
+    """The upstream agent: where its card is, its verified card variants, and how the
+    proxy talks to it.
 
     The HTTP client is created lazily in the event loop that uses it (pooled
     connections belong to one loop), so an app built in one loop can be served in
@@ -219,26 +316,39 @@ class _Upstream:
         max_bytes: int,
         idle_timeout: float,
         transport: httpx.AsyncBaseTransport | None,
+        options: ProxyOptions,
+        on_error: Callable[[InterviewError], None],
     ) -> None:
         self.card_url = _card_url(upstream)
         scheme, host, port = origin(self.card_url)
         netloc = f"[{host}]" if ":" in host else host
         self.origin = f"{scheme}://{netloc}:{port}"
+        self.upstream_origin = (scheme, host, port)
         self.card_path = urlsplit(self.card_url).path
         self.timeout = timeout
         self.max_bytes = max_bytes
         self.idle_timeout = idle_timeout
         self.transport = transport
-        self.live: LiveDeclarations | None = None
+        self.options = options
+        self.public = _origin_of(options.public_url) if options.public_url else None
+        self.on_error = on_error
+        self.variants: dict[str, LiveDeclarations] = {}
+        self._loading: dict[str, asyncio.Future[LiveDeclarations | None]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
         self._client: httpx.AsyncClient | None = None
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
+            limit = self.options.upstream_connections
             self._client = httpx.AsyncClient(
                 transport=self.transport,
                 follow_redirects=False,  # redirects are the caller's, by policy
-                timeout=httpx.Timeout(self.idle_timeout, connect=CONNECT_TIMEOUT),
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+                timeout=httpx.Timeout(
+                    self.idle_timeout, connect=CONNECT_TIMEOUT, pool=self.options.upstream_wait
+                ),
+                limits=httpx.Limits(
+                    max_connections=limit, max_keepalive_connections=min(64, limit)
+                ),
                 trust_env=False,
             )
         return self._client
@@ -248,30 +358,87 @@ class _Upstream:
         if client is not None:
             await client.aclose()
 
-    async def _proposal(self, url: str) -> bytes | None:
-        # terms §3 step 1: HTTPS, or HTTP on loopback for local tests.
-        try:
-            check_url(url)
-        except InsecureURL:
-            return None
-        try:
-            fetched = await _fetch(
-                self.client(), url, max_bytes=self.max_bytes, timeout=self.timeout
-            )
-        except ProxyError:
-            return None
-        return fetched.body if 200 <= fetched.status < 300 else None
+    def on_public_origin(self, url: str) -> bool:
+        return self.public is not None and _origin_of(url) == self.public
 
-    async def load(self) -> UpstreamDeclarations:
-        """Fetch the card, verify it and its proposals, and build the answers.
+    async def _proposal(self, url: str) -> bytes | str:
+        """The proposal's bytes, or why they could not be had."""
+        local = self.options.proposals.get(url)
+        if local is not None:
+            return local
+        where = url
+        if self.on_public_origin(url):
+            # What a client gets through the proxy: upstream, at the same path.
+            parts = urlsplit(url)
+            where = self.origin + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        else:
+            try:
+                check_url(url)  # terms §3 step 1: HTTPS, or HTTP on loopback
+            except InsecureURL:
+                return "not an https:// URL (terms §3 step 1)"
+        try:
+            fetched = await _fetch(self.client(), where, max_bytes=self.max_bytes,
+                                   timeout=self.timeout)  # fmt: skip
+        except ProxyError as exc:
+            return str(exc)
+        if fetched.status != 200:
+            who = "upstream" if where != url else "the server"
+            return f"{who} answered {fetched.status}"
+        return fetched.body
+
+    def _shape(self, card: dict[str, Any]) -> bool:
+        """Apply ``declare`` to ``card`` in place; whether anything changed."""
+        public = self.options.public_url
+        changed = False
+        if interview_entry(card) is None:
+            capabilities = card.setdefault("capabilities", {})
+            if not isinstance(capabilities, dict):
+                raise DeclarationError("the upstream card's capabilities is not an object")
+            extensions = capabilities.setdefault("extensions", [])
+            if not isinstance(extensions, list):
+                raise DeclarationError("the upstream card's extensions is not a list")
+            extensions.append({"uri": INTERVIEW_URI, "required": False})
+            changed = True
+        if public is None:
+            return changed
+        holders: list[dict[str, Any]] = []
+        for member in ("supportedInterfaces", "additionalInterfaces"):
+            items = card.get(member)
+            if isinstance(items, list):
+                holders += [i for i in items if isinstance(i, dict)]
+        if isinstance(card.get("url"), str):
+            holders.append(card)
+        for holder in holders:
+            url = holder.get("url")
+            if (
+                isinstance(url, str)
+                and _origin_of(url) is not None
+                and not self.on_public_origin(url)
+            ):
+                holder["url"] = _rebase(url, public)
+                changed = True
+        for _, items in _terms_extension_objects(card):
+            for item in items:
+                url = item.get("url")
+                if isinstance(url, str) and _origin_of(url) == self.upstream_origin:
+                    item["url"] = _rebase(url, public)
+                    changed = True
+        return changed
+
+    async def load(self, key: str = "") -> UpstreamDeclarations:
+        """Fetch the card variant ``key`` (the ``A2A-Version`` sent; ``""``: none), verify
+        it and its proposals, and build the answers.
 
         Returns the current set unchanged when upstream answers ``304`` or the same
         bytes. Raises :class:`ProxyError` when the card cannot be read or offers no
         interface to serve on, and ``DeclarationError`` when the self-check fails.
         """
-        current = self.live.declarations if self.live is not None else None
+        live = self.variants.get(key)
+        current = live.declarations if live is not None else None
         previous = current if isinstance(current, UpstreamDeclarations) else None
         headers = [(b"accept", b"application/json")]
+        if key:
+            headers.append((b"a2a-version", key.encode("ascii")))
         if previous is not None and previous.validator is not None:
             headers.append((b"if-none-match", previous.validator))
         try:
@@ -282,74 +449,162 @@ class _Upstream:
         except ProxyError as exc:
             raise ProxyError(f"cannot read the upstream card at {self.card_url}: {exc}") from None
         if previous is not None and (
-            fetched.status == 304 or (fetched.status == 200 and fetched.body == previous.card_bytes)
+            fetched.status == 304 or (fetched.status == 200 and fetched.body == previous.raw)
         ):
             return previous
         if fetched.status != 200:
             raise ProxyError(
                 f"cannot read the upstream card at {self.card_url}: HTTP {fetched.status}"
             )
+        result = await self.verify(fetched.body, fetched.headers.raw)
+        if previous is not None and previous.interview.card_digest != result.interview.card_digest:
+            log.info(
+                "the upstream card changed; now serving %s with %d verified proposal(s)",
+                result.interview.card_digest, len(result.verdicts),
+            )  # fmt: skip
+        return result
+
+    async def verify(
+        self, body: bytes, response_headers: Sequence[tuple[bytes, bytes]]
+    ) -> UpstreamDeclarations:
+        """Build the declarations of a card upstream served as ``body``."""
+        for other in self.variants.values():  # the same bytes as another variant
+            known = other.declarations
+            if isinstance(known, UpstreamDeclarations) and known.raw == body:
+                return known
         try:
-            card = read_card(fetched.body, max_bytes=self.max_bytes)
+            card = read_card(body, max_bytes=self.max_bytes)
         except IngressError as exc:
             raise DeclarationError(f"the upstream card is not strict I-JSON ({exc.code})") from None
-        urls = sorted({e.url for e in read_terms_entries(card) if e.url is not None})
+        changed = False
+        if self.options.declare:
+            changed = self._shape(card)
+        elif interview_entry(card) is None:
+            raise DeclarationError(
+                "the upstream card does not declare the interview extension "
+                "(--declare serves it with the declaration added, required: false)"
+            )
+        if changed and "signatures" in card:
+            card = await self._resign(card)
+        entries = [e for e in read_terms_entries(card) if e.url is not None]
+        urls = sorted({e.url for e in entries if e.url is not None})
         bodies = await asyncio.gather(*(self._proposal(u) for u in urls))
-        fetched_proposals = {u: b for u, b in zip(urls, bodies, strict=True) if b is not None}
-        declarations = build(card, fetched_proposals, max_bytes=self.max_bytes)
+        got = dict(zip(urls, bodies, strict=True))
+        for entry in entries:
+            assert entry.url is not None
+            where = _printable(entry.url)
+            outcome = got[entry.url]
+            if isinstance(outcome, str):
+                raise DeclarationError(
+                    f"terms entry {entry.member} ({where}): fetch failed: {outcome}"
+                )
+            verdict = verify_proposal(entry.digest, outcome, max_bytes=self.max_bytes)
+            if not verdict.ok:
+                raise DeclarationError(
+                    f"terms entry {entry.member} ({where}): failed verification: {verdict.result}"
+                )
+        fetched = {u: b for u, b in got.items() if isinstance(b, bytes)}
+        declarations = build(card, fetched, max_bytes=self.max_bytes)
         if not (interface_paths(card, "JSONRPC") or interface_paths(card, "HTTP+JSON")):
             raise ProxyError(
                 "the upstream card declares no JSONRPC or HTTP+JSON interface to serve on"
             )
-        body = fetched.body
-        result = UpstreamDeclarations(
+        served = canonicalize(card) if changed else body
+        etag = b'"' + hashlib.sha256(served).hexdigest()[:32].encode() + b'"'
+        return UpstreamDeclarations(
             declarations.card,
             declarations.verdicts,
             declarations.interview,
-            card_bytes=body,
+            card_bytes=served,
             content_type=next(
-                (v for k, v in fetched.headers.raw if k.lower() == b"content-type"),
+                (v for k, v in response_headers if k.lower() == b"content-type"),
                 b"application/json",
             ),
             # Raw bytes: an ETag may carry obs-text (RFC 9110 §8.8.3), which httpx
             # would decode and then fail to encode again as a request header.
-            validator=next((v for k, v in fetched.headers.raw if k.lower() == b"etag"), None),
-            etag=b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"',
+            validator=next((v for k, v in response_headers if k.lower() == b"etag"), None),
+            etag=etag,
+            raw=body,
+            headers=_served_headers(
+                response_headers, served, etag if changed else None, date=False
+            ),
+            changed=changed,
         )
-        if previous is not None and previous.interview.card_digest != result.interview.card_digest:
-            log.info(
-                "the upstream card changed; now serving %s with %d verified proposal(s)",
-                declarations.interview.card_digest, len(declarations.verdicts),
-            )  # fmt: skip
-        return result
+
+    async def _resign(self, card: dict[str, Any]) -> dict[str, Any]:
+        key, kid = self.options.card_key, self.options.card_kid
+        if key is None or kid is None:
+            raise ProxyError(
+                "the upstream card is signed and --declare changes it, which breaks its "
+                "signature: give --card-key KEY --kid KID to re-sign it"
+            )
+        from ..cardsig import sign_card
+
+        unsigned = {k: v for k, v in card.items() if k != "signatures"}
+        signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+        return signed
+
+    def lock(self, key: str) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    async def start(self) -> LiveDeclarations:
+        """Load the default variant (no ``A2A-Version``); raises what :meth:`load` raises."""
+        live = await LiveDeclarations.start(lambda: self.load(""), on_error=self.on_error)
+        self.variants[""] = live
+        return live
+
+    async def variant(self, key: str) -> LiveDeclarations | None:
+        """The live declarations of variant ``key``, loaded on first use (one load at a
+        time per key); ``None`` when it never verified."""
+        live = self.variants.get(key)
+        if live is not None:
+            return live
+        if len(self.variants) >= MAX_VARIANTS:
+            return self.variants.get("")
+        pending = self._loading.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._first_load(key))
+            self._loading[key] = pending
+        return await asyncio.shield(pending)
+
+    async def _first_load(self, key: str) -> LiveDeclarations | None:
+        try:
+            loaded = await self.load(key)
+        except InterviewError as exc:
+            self.on_error(exc)
+            return None
+        finally:
+            self._loading.pop(key, None)
+        live = LiveDeclarations(loaded, lambda: self.load(key), on_error=self.on_error)
+        self.variants[key] = live
+        return live
+
+
+def _terms_extension_objects(card: Any) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The proposal items of every terms extension entry, as mutable objects."""
+    from ..terms import terms_extensions
+
+    out: list[tuple[int, list[dict[str, Any]]]] = []
+    for i, ext in terms_extensions(card):
+        params = ext.get("params")
+        items = params.get("proposals") if isinstance(params, dict) else None
+        if isinstance(items, list):
+            out.append((i, [item for item in items if isinstance(item, dict)]))
+    return out
+
+
+def variant_key(headers: Iterable[tuple[bytes, bytes]]) -> str:
+    """The card variant a request asks for: its ``A2A-Version`` value, trimmed, when it
+    reads as a version (``1.0``, ``0.3.0``); else ``""``, the variant fetched without
+    one."""
+    for name, value in headers:
+        if name.lower() == _VERSION_HEADER:
+            text = value.strip(b" \t").decode("latin-1")
+            return text if _VERSION.fullmatch(text) else ""
+    return ""
 
 
 # ---------------------------------------------------------------------------- serving
-
-
-class _CardServer:
-    """Serves the card at its path from the bytes the current answers came from."""
-
-    def __init__(self, app: ASGIApp, live: LiveDeclarations, path: str, cache: str) -> None:
-        self.app = app
-        self.live = live
-        self.path = path
-        self.cache_control = cache.encode("latin-1")
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        snapshot = self.live.declarations
-        if (
-            scope["type"] != "http"
-            or scope["method"] not in ("GET", "HEAD")
-            or scope["path"] != self.path
-            or not isinstance(snapshot, UpstreamDeclarations)
-        ):
-            await self.app(scope, receive, send)
-            return
-        await send_document(
-            scope, send, snapshot.card_bytes, snapshot.etag, self.cache_control,
-            content_type=snapshot.content_type,
-        )  # fmt: skip
 
 
 def _listed(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
@@ -361,9 +616,11 @@ def _listed(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
     return named
 
 
-def _request_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+def _request_headers(
+    scope: Scope, dropped: frozenset[bytes] = _NOT_FORWARDED
+) -> list[tuple[bytes, bytes]]:
     raw: list[tuple[bytes, bytes]] = scope["headers"]
-    drop = _NOT_FORWARDED | _listed(raw)
+    drop = dropped | _listed(raw)
     out = [(n, v) for n, v in raw if n.lower() not in drop]
     client = scope.get("client")
     if client:
@@ -389,15 +646,66 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class _ClientLeft(Exception):
-    """The downstream client disconnected while its request body was being forwarded."""
+def spellings(raw_path: bytes) -> frozenset[str]:
+    """Every path ``raw_path`` may be taken to mean (PROFILE §3.9): normalized as
+    received, and normalized after decoding every percent-escape once (a host that
+    routes on the decoded path reads ``/a2a%2Fjsonrpc`` as ``/a2a/jsonrpc``)."""
+    decoded = unquote_to_bytes(raw_path)
+    return frozenset({rpc.normalize_path(raw_path), rpc.normalize_path(decoded)})
 
 
-class _PassThrough:
-    """Forwards a request to upstream and streams the response back, unbuffered."""
+class _Routes:
+    """Where a card variant's interview and card are served, in normalized form."""
 
-    def __init__(self, upstream: _Upstream) -> None:
-        self.upstream = upstream
+    __slots__ = ("card", "declarations", "rest", "rpc")
+
+    def __init__(self, declarations: Declarations, card_path: str) -> None:
+        card = declarations.card
+        self.declarations = declarations
+        self.rpc = frozenset().union(*(spellings(p.encode("latin-1"))
+                                       for p in interface_paths(card, "JSONRPC")))  # fmt: skip
+        bases = {
+            s for p in interface_paths(card, "HTTP+JSON") for s in spellings(p.encode("latin-1"))
+        }
+        self.rest = tuple(sorted("" if b == "/" else b for b in bases))
+        self.card = spellings(card_path.encode("latin-1"))
+
+    def question(self, forms: frozenset[str], raw_path: bytes) -> str | None:
+        """The interview question a path asks under an HTTP+JSON interface, or ``None``."""
+        for form in sorted(forms):
+            for base in self.rest:
+                prefix = base + rpc.REST_SEGMENT
+                if form.startswith(prefix) and "/" not in form[len(prefix) :]:
+                    return unquote_to_bytes(form[len(prefix) :]).decode("utf-8", "replace")
+                # `/interview/` spelled so that normalization drops the last slash
+                # (`.../interview/.`, `.../interview//`): the namespace, question "".
+                if form == prefix[:-1] and raw_path.decode("latin-1") != form:
+                    return ""
+        return None
+
+
+class _Front:
+    """Every request: read whole, then answered here or passed on (module doc)."""
+
+    def __init__(self, source: _Upstream, limiter: Any, client_key: ClientKey) -> None:
+        self.source = source
+        self.limiter = limiter
+        self.client_key = client_key
+        self.options = source.options
+        self._routes: dict[int, _Routes] = {}
+        self.local: dict[str, bytes] = {}
+        for url, body in source.options.proposals.items():
+            if source.on_public_origin(url):
+                for form in spellings(urlsplit(url).path.encode("latin-1")):
+                    self.local[form] = body
+
+    def routes(self, declarations: Declarations) -> _Routes:
+        found = self._routes.get(id(declarations))
+        if found is None or found.declarations is not declarations:
+            if len(self._routes) > 4 * MAX_VARIANTS:
+                self._routes.clear()
+            found = self._routes[id(declarations)] = _Routes(declarations, self.source.card_path)
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -405,43 +713,186 @@ class _PassThrough:
             return
         if scope["type"] != "http":
             return
-        path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
-        if not path.startswith(b"/"):
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+        if not raw_path.startswith(b"/"):
             # Only origin-form targets are forwarded: `OPTIONS *` has no URL of its own
             # upstream, and a target such as `@host/x` would name another host once
             # appended to the upstream's origin.
             await _plain(send, *_BAD_TARGET)
             return
-        query: bytes = scope.get("query_string", b"")
-        url = self.upstream.origin + path.decode("latin-1")
-        if query:
-            url += "?" + query.decode("latin-1")
-        headers = _request_headers(scope)
-        has_body = any(
-            (n == b"content-length" and v.strip() not in (b"", b"0")) or (n == b"transfer-encoding")
-            for n, v in scope["headers"]
-        )
-        body_done = not has_body
+        method = scope["method"]
+        forms = spellings(raw_path)
+        default = self.source.variants[""].declarations
+        if method in ("GET", "HEAD") and forms & self.routes(default).card:
+            await self._card(scope, send)
+            return
+        body = await self._read_body(scope, receive, send)
+        if body is None:
+            return
+        if await self._interview(scope, send, forms, raw_path, body):
+            return
+        if method in ("GET", "HEAD"):
+            local = next((self.local[f] for f in forms if f in self.local), None)
+            if local is not None:
+                await send({"type": "http.response.start", "status": 200, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(local)).encode()),
+                ]})  # fmt: skip
+                await send({"type": "http.response.body",
+                            "body": b"" if method == "HEAD" else local})  # fmt: skip
+                return
+        await self._pass(scope, receive, send, raw_path, body)
 
-        async def body() -> AsyncIterator[bytes]:
-            nonlocal body_done
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise _ClientLeft
-                chunk = message.get("body", b"")
-                if chunk:
-                    yield chunk
-                if not message.get("more_body", False):
-                    body_done = True
-                    return
-
-        request = httpx.Request(
-            scope["method"], url, headers=headers, content=body() if has_body else None
-        )
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The whole request body, read before any upstream connection is taken (issue 8
+        finding 3): at most ``max_body`` bytes within ``body_timeout`` seconds, else 413
+        or 408 and ``None``. ``None`` too when the client left."""
+        limit = self.options.max_body
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.strip().isdigit() and int(value) > limit:
+                await _plain(send, *_TOO_LARGE)
+                return None
+        chunks: list[bytes] = []
+        size = 0
         try:
-            response = await self.upstream.client().send(request, stream=True)
-        except _ClientLeft:
+            async with asyncio.timeout(self.options.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        await _plain(send, *_TOO_LARGE)
+                        return None
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            await _plain(send, *_TOO_SLOW)
+            return None
+
+    async def _variant(self, scope: Scope, send: Send) -> LiveDeclarations | None:
+        live = await self.source.variant(variant_key(scope["headers"]))
+        if live is None:
+            await _plain(send, *_UNVERIFIED)
+        return live
+
+    def _reply(
+        self,
+        scope: Scope,
+        forms: frozenset[str],
+        raw_path: bytes,
+        body: bytes,
+        *,
+        act: rpc.Activation,
+        declarations: Declarations,
+    ) -> tuple[rpc.Reply | None, bool]:
+        """The interview's reply to this request from ``declarations`` (``None``: not an
+        interview request), and whether it is on the HTTP+JSON binding."""
+        routes = self.routes(declarations)
+        if scope["method"] == "POST" and forms & routes.rpc:
+            limit = max(len(body), rpc.MAX_REQUEST_BYTES)
+            return rpc.jsonrpc(body, act, declarations.interview, max_bytes=limit), False
+        question = routes.question(forms, raw_path)
+        if question is None:
+            return None, False
+        query = scope.get("query_string", b"")
+        return rpc.rest(scope["method"], question, query, act, declarations.interview), True
+
+    async def _interview(
+        self, scope: Scope, send: Send, forms: frozenset[str], raw_path: bytes, body: bytes
+    ) -> bool:
+        """Answer or refuse an interview request in any spelling; whether it was one."""
+        act = rpc.activation(scope["headers"])
+        if not act:
+            return False  # PROFILE §3.3: the host's own answer
+        key = variant_key(scope["headers"])
+        live = self.source.variants.get(key)
+        if live is None:
+            # A variant not yet loaded is loaded for what may be an interview request
+            # only: judged by the default variant's paths, or by a mention of the
+            # namespace anywhere (the variant's paths may differ from the default's).
+            default = self.source.variants[""].declarations
+            reply, _ = self._reply(scope, forms, raw_path, body, act=act, declarations=default)
+            if reply is None and b"interview" not in raw_path.lower() + body:
+                return False
+            live = await self.source.variant(key)
+            if live is None:
+                await _plain(send, *_UNVERIFIED)
+                return True
+        reply, rest = self._reply(
+            scope, forms, raw_path, body, act=act, declarations=live.declarations
+        )
+        if reply is None:
+            return False
+        if self.limiter is not None:
+            wait = await self.limiter.hit(self.client_key(scope))
+            if wait is not None:
+                reply = rpc.too_many_requests(wait, reply, act, rest=rest)
+        await send_reply(send, reply)
+        return True
+
+    async def _card(self, scope: Scope, send: Send) -> None:
+        """The card variant the request asks for, only ever as bytes that verified:
+        upstream's live response when its body is the verified one, else the last
+        verified bytes with the headers they came with."""
+        key = variant_key(scope["headers"])
+        live = await self._variant(scope, send)
+        if live is None:
+            return
+        current = live.declarations
+        assert isinstance(current, UpstreamDeclarations)
+        headers = _request_headers(scope, _CARD_REQUEST_DROPPED)
+        try:
+            fetched: _Fetched | None = await _fetch(
+                self.source.client(), self.source.card_url, max_bytes=self.source.max_bytes,
+                timeout=self.source.timeout, headers=headers,
+            )  # fmt: skip
+        except ProxyError:
+            fetched = None
+        if fetched is not None and fetched.status == 200 and fetched.body != current.raw:
+            async with self.source.lock(key):  # one verification at a time per variant
+                if live.declarations is current:
+                    await live.reload()
+            swapped = live.declarations
+            assert isinstance(swapped, UpstreamDeclarations)
+            current = swapped
+        if fetched is not None and fetched.status == 200 and fetched.body == current.raw:
+            etag = current.etag if current.changed else None
+            served = list(_served_headers(fetched.headers.raw, current.card_bytes, etag, date=True))
+        else:
+            served = list(current.headers)
+        if self.options.card_cache_control is not None:
+            served = [(n, v) for n, v in served if n != b"cache-control"]
+            served.append((b"cache-control", self.options.card_cache_control.encode("latin-1")))
+        tag = next((v for n, v in served if n == b"etag"), None)
+        if tag is not None:
+            for name, value in scope["headers"]:
+                if name == b"if-none-match" and if_none_match(value, tag):
+                    kept = [(n, v) for n, v in served if n not in _NOT_IN_304]
+                    await send({"type": "http.response.start", "status": 304, "headers": kept})
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+        await send({"type": "http.response.start", "status": 200, "headers": served})
+        await send({"type": "http.response.body",
+                    "body": b"" if scope["method"] == "HEAD" else current.card_bytes})  # fmt: skip
+
+    async def _pass(
+        self, scope: Scope, receive: Receive, send: Send, raw_path: bytes, body: bytes
+    ) -> None:
+        """Forward the request byte for byte: the target exactly as received (httpx
+        would normalize a URL, so the raw target goes to httpcore as its ``target``)."""
+        query: bytes = scope.get("query_string", b"")
+        target = raw_path + (b"?" + query if query else b"")
+        request = httpx.Request(
+            scope["method"], self.source.origin + "/", headers=_request_headers(scope),
+            content=body, extensions={"target": target},
+        )  # fmt: skip
+        try:
+            response = await self.source.client().send(request, stream=True)
+        except httpx.PoolTimeout:
+            await _plain(send, *_UPSTREAM_BUSY)
             return
         except httpx.TimeoutException:
             await _plain(send, *_GATEWAY_TIMEOUT)
@@ -456,10 +907,7 @@ class _PassThrough:
                 "status": response.status_code,
                 "headers": _response_headers(response),
             })  # fmt: skip
-            if body_done:
-                await self._stream_until_gone(response, receive, send)
-            else:  # upstream answered before reading the whole request body
-                await self._stream(response, send)
+            await self._stream_until_gone(response, receive, send)
         except httpx.HTTPError as exc:
             # Headers are out: end the exchange without completing the body, so the
             # client sees a truncated response rather than a silently short one.
@@ -510,7 +958,7 @@ class ProxyApp:
 
     def __init__(
         self,
-        app: ASGIApp,
+        app: Any,
         live: LiveDeclarations,
         upstream: _Upstream,
         poll: float,
@@ -553,14 +1001,17 @@ class ProxyApp:
     async def _follow(self) -> None:
         while True:
             await asyncio.sleep(self.poll)
-            try:
-                failing = self.live.last_error is not None
-                # Failures are reported by on_error and keep the last good set.
-                if await self.live.reload() and failing:
-                    log.info("following the upstream card again")
-                    self._recovered()
-            except Exception:  # a defect, not upstream's: keep following regardless
-                log.exception("unexpected failure while following the upstream card")
+            for key, live in list(self.upstream.variants.items()):
+                try:
+                    failing = live.last_error is not None
+                    # Failures are reported by on_error and keep the last good set.
+                    async with self.upstream.lock(key):
+                        ok = await live.reload()
+                    if ok and failing:
+                        log.info("following the upstream card again")
+                        self._recovered()
+                except Exception:  # a defect, not upstream's: keep following regardless
+                    log.exception("unexpected failure while following the upstream card")
 
     async def aclose(self) -> None:
         """Stop following the upstream card and close upstream connections."""
@@ -590,6 +1041,19 @@ class _Reporter:
         self.last = None
 
 
+def bypassing(card: Any, public_url: str) -> list[str]:
+    """The card's interface URLs that do not point at ``public_url``'s origin: a client
+    that follows the card there bypasses the proxy and its interview."""
+    public = _origin_of(public_url)
+    out: list[str] = []
+    from ..declarations import interfaces
+
+    for item in interfaces(card):
+        if _origin_of(item.url) != public and item.url not in out:
+            out.append(item.url)
+    return out
+
+
 async def build_proxy(
     upstream: str,
     *,
@@ -599,39 +1063,51 @@ async def build_proxy(
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = MAX_DOCUMENT_BYTES,
     idle_timeout: float = STREAM_IDLE_TIMEOUT,
-    cache_control: str = DEFAULT_CACHE_CONTROL,
+    options: ProxyOptions | None = None,
     on_error: Callable[[InterviewError], None] | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    **option_values: Any,
 ) -> tuple[ProxyApp, LiveDeclarations]:
     """Fetch and verify the upstream's declarations; return the proxy app and its live set.
 
     ``upstream`` is the agent's base URL, or its card URL when the path ends in ``.json``.
     ``limiter`` (a :class:`~a2a_interview.server.ratelimit.RateLimiter`) counts interview
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
-    once per distinct failure). ``transport`` replaces the network (tests).
+    once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
+    ``declare``, ``card_key``, ``card_kid``, ``proposals``, ``card_cache_control``,
+    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``) shape
+    the card and the bounds. ``transport`` replaces the network (tests).
 
-    Returns ``(app, live)``. Raises, before anything is served:
+    Returns ``(app, live)``, ``live`` being the default card variant's (no
+    ``A2A-Version``). Raises, before anything is served:
 
-    - ``DeclarationError`` when the card does not declare the interview, declares it
-      ``required: true``, is not strict I-JSON, or a committed proposal fails
-      verification (the message names the entry's pointer and the terms §3 reason);
+    - ``DeclarationError`` when the card does not declare the interview (without
+      ``declare``), declares it ``required: true``, is not strict I-JSON, or a committed
+      proposal cannot be fetched or fails verification (the message names the entry's
+      pointer, its URL and the cause);
     - :class:`ProxyError` when the card cannot be fetched (transport error, non-2xx,
-      over ``max_bytes``, past ``timeout``, a cross-origin redirect) or declares no
-      JSONRPC or HTTP+JSON interface.
+      over ``max_bytes``, past ``timeout``, a cross-origin redirect), declares no
+      JSONRPC or HTTP+JSON interface, or is signed and would be changed by ``declare``
+      without ``card_key`` and ``card_kid``.
     """
-    source = _Upstream(upstream, timeout=timeout, max_bytes=max_bytes,
-                       idle_timeout=idle_timeout, transport=transport)  # fmt: skip
+    options = options or ProxyOptions(**option_values)
     reporter = _Reporter()
+    source = _Upstream(upstream, timeout=timeout, max_bytes=max_bytes,
+                       idle_timeout=idle_timeout, transport=transport, options=options,
+                       on_error=on_error or reporter)  # fmt: skip
     try:
-        live = await LiveDeclarations.start(source.load, on_error=on_error or reporter)
+        live = await source.start()
     finally:
         await source.aclose()  # the serving loop opens its own connections
-    source.live = live
-    passthrough = _PassThrough(source)
-    card = _CardServer(passthrough, live, source.card_path, cache_control)
-    layer = InterviewMiddleware(card, live, limiter=limiter, client_key=client_key,
-                                serve_card=False)  # fmt: skip
-    return ProxyApp(layer, live, source, poll, recovered=reporter.clear), live
+    if options.public_url is not None:
+        for url in bypassing(live.declarations.card, options.public_url):
+            log.warning(
+                "the card's interface %s does not point at this proxy (%s): clients that "
+                "follow the card bypass the interview; run with --declare, or fix the card",
+                _printable(url), _printable(options.public_url),
+            )  # fmt: skip
+    front = _Front(source, limiter, client_key)
+    return ProxyApp(front, live, source, poll, recovered=reporter.clear), live
 
 
 # ---------------------------------------------------------------------------- running
@@ -647,6 +1123,7 @@ class ProxyInfo:
     proposals: int
     rpc_paths: tuple[str, ...]
     rest_paths: tuple[str, ...]
+    public_url: str | None = None
 
 
 def describe(app: ProxyApp, listen: str) -> ProxyInfo:
@@ -656,6 +1133,7 @@ def describe(app: ProxyApp, listen: str) -> ProxyInfo:
     return ProxyInfo(
         listen, app.card_url, declarations.interview.card_digest, len(declarations.verdicts),
         tuple(interface_paths(card, "JSONRPC")), tuple(interface_paths(card, "HTTP+JSON")),
+        app.upstream.options.public_url,
     )  # fmt: skip
 
 
@@ -679,12 +1157,16 @@ async def serve(
     timeout: float = DEFAULT_TIMEOUT,
     access_log: bool = False,
     started: Callable[[ProxyInfo], None] | None = None,
+    options: ProxyOptions | None = None,
+    **option_values: Any,
 ) -> None:
     """Build the proxy, check the rate-limit store, bind, and serve until shut down.
 
     ``rate_limit`` is in the ``limits`` notation (``None``: no limit); ``storage`` is
     ``memory://`` or a Redis URL shared by several replicas. ``started`` is called once
-    the socket listens. Raises what :func:`build_proxy` raises, and :class:`ProxyError`
+    the socket listens. ``options`` (or its fields as keywords) as for
+    :func:`build_proxy`; ``public_url`` defaults to ``http://{host}:{port}`` when that
+    names one address. Raises what :func:`build_proxy` raises, and :class:`ProxyError`
     when the port cannot be bound or the Redis store does not answer; nothing is left
     listening when it raises.
     """
@@ -704,7 +1186,14 @@ async def serve(
             healthy = False
         if not healthy:
             raise ProxyError("the rate limit store does not answer")
-    app, _ = await build_proxy(upstream, poll=poll, limiter=limiter, timeout=timeout)
+    if options is None:
+        options = ProxyOptions(**option_values)
+    if options.public_url is None and port != 0 and host not in ("0.0.0.0", "::"):
+        netloc = f"[{host}]" if ":" in host else host
+        options.public_url = f"http://{netloc}:{port}"
+    app, _ = await build_proxy(
+        upstream, poll=poll, limiter=limiter, timeout=timeout, options=options
+    )
     try:
         sock = _bind(host, port)
     except ProxyError:

@@ -1,0 +1,135 @@
+"""``a2a-interview proxy`` flags of issue 7 item 3, as a user runs them (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from a2a_interview import reference
+from a2a_interview.cardsig import generate_key, private_jwk
+from a2a_interview.spec import INTERVIEW_URI
+from test_proxy import CARD, _cli, _listening, free_socket, upstream_running
+from test_proxy_wire import _signed_undeclared, _undeclared
+
+
+def _free_port() -> int:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    return int(port)
+
+
+def _refusal(*args: str) -> str:
+    process = _cli(*args)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 3, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("a2a-interview proxy: refusing to start: ")
+    return lines[0]
+
+
+def test_an_undeclared_card_is_refused_telling_the_user_about_declare() -> None:
+    with upstream_running(_undeclared) as up:
+        port = _free_port()
+        line = _refusal("--upstream", up.origin, "--port", str(port))
+        assert "--declare" in line
+        assert not _listening(port)
+
+
+def test_a_signed_card_declare_would_change_is_refused_without_a_key() -> None:
+    with upstream_running(_signed_undeclared) as up:
+        line = _refusal("--upstream", up.origin, "--port", str(_free_port()), "--declare")
+        assert "--card-key KEY --kid KID" in line
+
+
+def test_a_missing_proposal_names_the_entry_the_url_and_the_cause() -> None:
+    def card(origin: str) -> dict[str, Any]:
+        value = reference.unsigned_card(origin)
+        value["capabilities"]["extensions"][1]["params"]["proposals"][0]["url"] = (
+            origin + "/terms/gone.json"
+        )
+        return value
+
+    with upstream_running(card) as up:
+        line = _refusal("--upstream", up.origin, "--port", str(_free_port()))
+    assert line == (
+        "a2a-interview proxy: refusing to start: terms entry "
+        f"/capabilities/extensions/1/params/proposals/0 ({up.origin}/terms/gone.json): "
+        "fetch failed: the server answered 404 [declaration]"
+    )
+
+
+def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
+    tmp_path: Path,
+) -> None:
+    key = tmp_path / "card.jwk.json"
+    key.write_text(json.dumps(private_jwk(generate_key("EdDSA"), "proxy-1")))
+    with upstream_running(_signed_undeclared) as up:
+        port = _free_port()
+        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
+                       "--declare", "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            assert first.startswith(f"a2a-interview proxy: serving at http://127.0.0.1:{port}/")
+            card = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).json()
+            assert {"uri": INTERVIEW_URI, "required": False} in card["capabilities"]["extensions"]
+            assert card["supportedInterfaces"][0]["url"].startswith(f"http://127.0.0.1:{port}/")
+            assert [s["protected"] for s in card["signatures"]] != [
+                s["protected"] for s in reference.signed_card(up.origin, jku=False)["signatures"]
+            ]
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 0, err
+    assert "WARNING" not in err and "Traceback" not in err
+
+
+def test_interfaces_bypassing_the_proxy_are_a_warning_at_start() -> None:
+    with upstream_running() as up:
+        port = _free_port()
+        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
+                       "--public-url", "https://agent.example")  # fmt: skip
+        try:
+            assert process.stdout is not None
+            process.stdout.readline()
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert "WARNING: the card's interface" in err
+    assert "bypass the interview" in err
+
+
+def test_new_flags_usage_errors(tmp_path: Path) -> None:
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
+    cases = [
+        (("--proposal", "https://a.example/x.json"), "is not URL=FILE"),
+        (("--proposal", "ftp://a.example/x=" + str(tmp_path)), "not an http:// or https:// URL"),
+        (("--proposal", f"https://a.example/x={tmp_path / 'none.json'}"), "cannot read proposal"),
+        (("--card-key", str(tmp_path / "k"), "--declare"), "--card-key and --kid go together"),
+        (("--card-key", str(tmp_path / "k"), "--kid", "k"), "add --declare"),
+        (("--public-url", "ftp://agent.example"), "not an http:// or https:// URL"),
+        (("--max-body", "0"), "not a number of bytes > 0"),
+        (("--body-timeout", "0"), "not a number of seconds > 0"),
+        (("--card-cache-control", "a\nb"), "printable ASCII"),
+    ]
+    (tmp_path / "k").write_text("not a key")
+    cases.append(
+        (("--card-key", str(tmp_path / "k"), "--kid", "k", "--declare"), "not a usable private key")
+    )
+    for extra, message in cases:
+        process = _cli(*base, *extra)
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
+        assert message in err, (extra, err)

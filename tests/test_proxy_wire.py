@@ -1,0 +1,695 @@
+"""The proxy on the wire: what reaches upstream, byte for byte, and what never does.
+
+The upstream here is a bare ASGI app that records every request it is handed (the raw
+target, the headers in order, the body) and serves the Stonework card and proposals.
+Requests are sent with ``http.client`` so that targets go out exactly as written (httpx
+would normalize them). Everything runs over real loopback sockets.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import socket
+import threading
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from a2a_interview import reference
+from a2a_interview.cardsig import generate_key, public_jwk, verify_card
+from a2a_interview.declarations import interview_entry, load
+from a2a_interview.errors import DeclarationError
+from a2a_interview.ijson import loads
+from a2a_interview.projection import Interview
+from a2a_interview.server.proxy import ProxyError, build_proxy
+from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from servers import serve
+from test_proxy import free_socket, proxy_running
+
+ACT = (("A2A-Extensions", INTERVIEW_URI),)
+CARD = "/.well-known/agent-card.json"
+RPC = "/a2a/jsonrpc"
+REST = "/a2a/rest"
+
+Headers = list[tuple[bytes, bytes]]
+
+
+# ---------------------------------------------------------------- a recording upstream
+
+
+@dataclass
+class Recorder:
+    """What the upstream was asked, and what it serves."""
+
+    origin: str = ""
+    started: list[bytes] = field(default_factory=list)  # raw targets, as headers arrive
+    seen: list[tuple[str, bytes, Headers, bytes]] = field(default_factory=list)
+    cards: dict[str, tuple[bytes, Headers]] = field(default_factory=dict)  # by A2A-Version
+    documents: dict[str, bytes] = field(default_factory=dict)  # path -> body
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def forget(self) -> None:
+        """Forget what the proxy fetched at start: tests look at what came after."""
+        with self.lock:
+            self.started.clear()
+            self.seen.clear()
+
+    def targets(self) -> list[bytes]:
+        with self.lock:
+            return [target for _, target, _, _ in self.seen]
+
+    def set_card(self, card: dict[str, Any], headers: Headers = (), version: str = "") -> None:
+        self.cards[version] = (json.dumps(card).encode(), list(headers))
+
+
+def recorder_app(state: Recorder, card: Callable[[str], dict[str, Any]] | None) -> Any:
+    def build(origin: str) -> Any:
+        state.origin = origin
+        if card is not None:
+            state.set_card(card(origin))
+        for url, body in reference.proposals(origin).items():
+            state.documents[urlsplit(url).path] = body
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return
+            query = scope["query_string"]
+            target = scope["raw_path"] + (b"?" + query if query else b"")
+            with state.lock:
+                state.started.append(target)
+            chunks = []
+            while True:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            body = b"".join(chunks)
+            with state.lock:
+                state.seen.append((scope["method"], target, list(scope["headers"]), body))
+            path = scope["path"]
+            status, headers, out = 200, [(b"content-type", b"application/json")], b""
+            if path == CARD and scope["method"] in ("GET", "HEAD"):
+                version = dict(scope["headers"]).get(b"a2a-version", b"").decode()
+                out, extra = state.cards.get(version, state.cards[""])
+                headers += extra
+            elif path in state.documents:
+                out = state.documents[path]
+            elif path.startswith(("/terms/", "/missing")):
+                status, out = 404, b'{"error":"not found"}'
+            else:
+                out = json.dumps({"target": target.decode("latin-1"), "length": len(body)}).encode()
+            headers.append((b"content-length", str(len(out)).encode()))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body",
+                        "body": b"" if scope["method"] == "HEAD" else out})  # fmt: skip
+
+        return app
+
+    return build
+
+
+@contextmanager
+def recorder(
+    card: Callable[[str], dict[str, Any]] | None = reference.unsigned_card,
+) -> Iterator[Recorder]:
+    state = Recorder()
+    with serve(recorder_app(state, card)):
+        yield state
+
+
+def request(
+    origin: str,
+    method: str,
+    target: str,
+    headers: Any = (),
+    body: bytes | None = None,
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One request with ``target`` sent exactly as written."""
+    parts = urlsplit(origin)
+    assert parts.hostname is not None and parts.port is not None
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    try:
+        conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", parts.netloc)
+        for name, value in headers:
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        return response.status, response.getheaders(), response.read()
+    finally:
+        conn.close()
+
+
+def rpc_body(method: str, request_id: int = 1, params: Any = None) -> bytes:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return json.dumps(body).encode()
+
+
+def interview(origin: str) -> Interview:
+    declarations = load(json.dumps(reference.unsigned_card(origin)).encode(),
+                        reference.proposals(origin))  # fmt: skip
+    return declarations.interview
+
+
+def identity(origin: str) -> bytes:
+    return interview(origin).answer("identity", None)
+
+
+# ---------------------------------------------------------------- every spelling
+
+
+RPC_SPELLINGS = [
+    "/a2a/x/../jsonrpc", "/a2a/./jsonrpc", "/a2a//jsonrpc", "/a2a/%2e/jsonrpc",
+    "/a2a/%2E%2E/a2a/jsonrpc", "/a2a/jsonrpc/", "/a2a/json%72pc", "//a2a/jsonrpc",
+    "/a2a%2Fjsonrpc", "/a2a/jsonrpc?x=1",
+]  # fmt: skip
+REST_SPELLINGS = [
+    "/a2a/rest/x/../interview/identity", "/a2a/rest/./interview/identity",
+    "/a2a/rest//interview/identity", "/a2a/rest/%69nterview/identity",
+    "/a2a/rest/interview/%69dentity", "/a2a/rest/interview//identity",
+    "/a2a%2Frest/interview/identity", "/a2a/rest/interview/identity/",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", RPC_SPELLINGS)
+def test_activated_jsonrpc_calls_in_any_spelling_are_answered_not_passed_on(target: str) -> None:
+    # PROFILE §3.9; issue 8 finding 2: these reached the upstream.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        status, headers, body = request(proxy.origin, "POST", target, ACT,
+                                         rpc_body("interview/identity"))  # fmt: skip
+        assert status == 200
+        assert body == b'{"id":1,"jsonrpc":"2.0","result":' + identity(up.origin) + b"}"
+        assert ("a2a-extensions", INTERVIEW_URI) in headers
+        assert up.started == [], "the upstream saw an interview call"
+
+
+@pytest.mark.parametrize("target", REST_SPELLINGS)
+def test_activated_rest_calls_in_any_spelling_are_answered_not_passed_on(target: str) -> None:
+    # PROFILE §3.9 and §3b; issue 8 finding 2.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        status, _, body = request(proxy.origin, "GET", target, ACT)
+        assert (status, body) == (200, identity(up.origin))
+        assert up.started == []
+
+
+def test_the_namespace_spelled_without_its_last_slash_is_refused_not_passed_on() -> None:
+    # `/interview/.` normalizes to `/interview`: still the namespace (PROFILE §3.9), so
+    # the standard refusal, never upstream.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        for target in ("/a2a/rest/interview/.", "/a2a/rest/interview//"):
+            status, _, body = request(proxy.origin, "GET", target, ACT)
+            assert (status, body) == (200, interview(up.origin).refusal)
+        assert up.started == []
+
+
+@pytest.mark.parametrize("target", ["/a2a/jsonrpc", "/a2a/./jsonrpc"])
+def test_activated_batches_naming_the_namespace_are_refused_whole(target: str) -> None:
+    # PROFILE §3.9: a batch with any interview element is refused with one -32600.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        batch = b"[" + rpc_body("SendMessage", 1, {}) + b"," + rpc_body("interview/usage", 2) + b"]"
+        status, headers, body = request(proxy.origin, "POST", target, ACT, batch)
+        assert status == 200
+        assert (
+            body
+            == b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
+        )
+        assert ("a2a-extensions", INTERVIEW_URI) in headers
+        assert up.started == []
+
+
+def test_a_large_activated_interview_call_is_answered_not_passed_on() -> None:
+    # A body over the old 64 KiB interview buffer used to pass to upstream unread.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        body = rpc_body("interview/identity", 3, {"pad": "x" * 300_000})
+        status, _, answer = request(proxy.origin, "POST", RPC, ACT, body)
+        assert (status, answer) == (
+            200, b'{"error":{"code":-32602,"message":"Invalid params"},"id":3,"jsonrpc":"2.0"}'
+        )  # fmt: skip
+        assert up.started == []
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["/.well-known/./agent-card.json", "/.well-known//agent-card.json",
+     "/.well-known/%61gent-card.json", "/x/../.well-known/agent-card.json"],
+)  # fmt: skip
+def test_the_card_in_any_spelling_is_the_verified_card(target: str) -> None:
+    # Issue 8 finding 2: `/.well-known/./agent-card.json` returned upstream's live card.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        verified = up.cards[""][0]
+        broken = reference.unsigned_card(up.origin)
+        broken["capabilities"]["extensions"][1]["params"]["proposals"][0]["digest"] = (
+            "sha256:" + "0" * 64
+        )
+        broken["name"] = "Not verified"
+        up.set_card(broken)
+        status, _, body = request(proxy.origin, "GET", target)
+        assert (status, body) == (200, verified)
+        assert target.encode() not in up.targets()
+
+
+# ---------------------------------------------------------------- byte for byte
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["/echo/a/../b", "/echo/./c//d", "/echo/%2e%2e/e", "/echo/{x}?q={}&r=%7B%7d",
+     "/echo/%7e/~/%41", "/a2a/x/../jsonrpc", "/echo?a=1&a=2&b"],
+)  # fmt: skip
+def test_requests_are_passed_on_with_the_target_as_received(target: str) -> None:
+    # PROFILE §3.9; issue 8 finding 2: httpx removed dot segments and re-encoded `{}`.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        status, _, _ = request(proxy.origin, "POST", target, (), b'{"jsonrpc":"2.0"}')
+        assert status == 200
+        assert up.targets() == [target.encode()]
+
+
+def test_headers_are_passed_on_in_order_and_the_body_unchanged() -> None:
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        sent = [("X-Zeta", "1"), ("A2A-Version", "1.0"), ("X-Alpha", "2"), ("X-Zeta", "3"),
+                ("Content-Type", "application/json")]  # fmt: skip
+        payload = bytes(range(256)) * 17
+        request(proxy.origin, "PUT", "/echo", sent, payload)
+        [(method, _, headers, body)] = up.seen
+        assert (method, body) == ("PUT", payload)
+        names = [(n.decode(), v.decode()) for n, v in headers]
+        expected = [("host", proxy.origin.removeprefix("http://")),
+                    *((n.lower(), v) for n, v in sent),
+                    ("content-length", str(len(payload))), ("x-forwarded-for", "127.0.0.1"),
+                    ("x-forwarded-proto", "http")]  # fmt: skip
+        assert names == expected
+
+
+# ---------------------------------------------------------------- slow clients
+
+
+@contextmanager
+def slow_client(origin: str, target: str = "/echo", length: int = 100) -> Iterator[socket.socket]:
+    """A client that sent its headers and one byte of a ``length``-byte body."""
+    parts = urlsplit(origin)
+    assert parts.hostname is not None and parts.port is not None
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=20)
+    try:
+        sock.sendall(f"POST {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                     f"Content-Length: {length}\r\n\r\nx".encode())  # fmt: skip
+        yield sock
+    finally:
+        sock.close()
+
+
+def read_reply(sock: socket.socket) -> bytes:
+    """One whole HTTP/1.1 response with a Content-Length, read from ``sock``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:")))  # fmt: skip
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def test_a_slow_body_takes_no_upstream_connection_until_it_is_complete() -> None:
+    # Issue 8 finding 3: a request body dripping in held an upstream connection.
+    with recorder() as up, proxy_running(up.origin, poll=0, upstream_connections=2) as proxy:
+        up.forget()
+        with (
+            slow_client(proxy.origin, "/slow/1") as a,
+            slow_client(proxy.origin, "/slow/2"),
+            slow_client(proxy.origin, "/slow/3"),
+        ):
+            # Three clients hold their bodies back; two upstream connections exist.
+            for i in range(3):
+                status, _, _ = request(proxy.origin, "GET", f"/ordinary/{i}")
+                assert status == 200
+            assert not [t for t in up.started if t.startswith(b"/slow")]
+            a.sendall(b"y" * 99)
+            reply = read_reply(a)
+            assert reply.startswith(b"HTTP/1.1 200")
+            assert b"/slow/1" in up.started
+
+
+def test_a_body_not_sent_in_time_is_408_and_never_reaches_upstream() -> None:
+    with recorder() as up, proxy_running(up.origin, poll=0, body_timeout=0.5) as proxy:
+        up.forget()
+        with slow_client(proxy.origin, "/slow") as sock:
+            reply = read_reply(sock)  # the proxy answers after body_timeout
+            assert reply.startswith(b"HTTP/1.1 408")
+            assert reply.endswith(b"request body not received in time\n")
+        assert up.started == []
+
+
+def test_a_body_over_the_bound_is_413_and_never_reaches_upstream() -> None:
+    with recorder() as up, proxy_running(up.origin, poll=0, max_body=1000) as proxy:
+        up.forget()
+        status, _, body = request(proxy.origin, "POST", "/echo", (), b"x" * 1001)
+        assert (status, body) == (413, b"request body too large\n")
+        # Without a Content-Length: counted as it arrives.
+        chunked = [("Transfer-Encoding", "chunked")]
+        parts = urlsplit(proxy.origin)
+        assert parts.port is not None
+        conn = http.client.HTTPConnection("127.0.0.1", parts.port, timeout=20)
+        conn.request("POST", "/echo", body=iter([b"x" * 600, b"y" * 600]),
+                     headers=dict(chunked), encode_chunked=True)  # fmt: skip
+        assert conn.getresponse().status == 413
+        conn.close()
+        status, _, _ = request(proxy.origin, "POST", "/echo", (), b"x" * 1000)
+        assert status == 200
+        assert up.targets() == [b"/echo"]
+
+
+# ---------------------------------------------------------------- the card's headers
+
+
+def test_the_card_carries_upstreams_caching_headers_and_none_of_its_own() -> None:
+    # Issue 7 item 3: the proxy added `Cache-Control: public, max-age=60` and its own ETag.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        response = httpx.get(proxy.origin + CARD)
+        assert response.content == up.cards[""][0]
+        assert "cache-control" not in response.headers
+        assert "etag" not in response.headers
+        cached = [(b"cache-control", b"max-age=5, must-revalidate"), (b"etag", b'"up-1"'),
+                  (b"vary", b"A2A-Version, Accept"), (b"expires", b"Thu, 01 Dec 2099 16:00:00 GMT"),
+                  (b"last-modified", b"Tue, 15 Nov 1994 12:45:26 GMT")]  # fmt: skip
+        up.set_card(reference.unsigned_card(up.origin), cached)
+        response = httpx.get(proxy.origin + CARD)
+        got = [(n, v) for n, v in response.headers.raw if n.lower() in dict(cached)]
+        assert got == cached
+        again = httpx.get(proxy.origin + CARD, headers={"If-None-Match": '"up-1"'})
+        assert (again.status_code, again.content) == (304, b"")
+        assert again.headers["etag"] == '"up-1"'
+
+
+def test_the_operator_may_set_the_cards_cache_control() -> None:
+    with recorder() as up, proxy_running(up.origin, poll=0, card_cache_control="no-store") as proxy:
+        up.forget()
+        up.set_card(reference.unsigned_card(up.origin), [(b"cache-control", b"max-age=600")])
+        response = httpx.get(proxy.origin + CARD)
+        assert response.headers.get_list("cache-control") == ["no-store"]
+
+
+def _variant(origin: str) -> dict[str, Any]:
+    card = reference.unsigned_card(origin)
+    card["version"] = "1.4.0-for-1.0-clients"
+    return card
+
+
+def test_card_variants_by_a2a_version_are_each_verified_and_answered_from() -> None:
+    # Issue 7 item 3: a2a-js serves a different card by A2A-Version; the proxy served
+    # one for all and dropped `Vary`.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        vary = [(b"vary", b"A2A-Version")]
+        up.set_card(reference.unsigned_card(up.origin), vary)
+        up.set_card(_variant(up.origin), vary, version="1.0")
+        bad = reference.unsigned_card(up.origin)
+        bad["capabilities"]["extensions"][1]["params"]["proposals"][0]["digest"] = (
+            "sha256:" + "1" * 64
+        )
+        up.set_card(bad, vary, version="0.3")
+        plain = httpx.get(proxy.origin + CARD)
+        v1 = httpx.get(proxy.origin + CARD, headers={"A2A-Version": "1.0"})
+        assert plain.content == up.cards[""][0]
+        assert v1.content == up.cards["1.0"][0]
+        assert plain.headers["vary"] == v1.headers["vary"] == "A2A-Version"
+
+        def ask(*version: tuple[str, str]) -> bytes:
+            return request(proxy.origin, "GET", REST + "/interview/identity", [*ACT, *version])[2]
+
+        assert b'"1.4.0-for-1.0-clients"' in ask(("A2A-Version", "1.0"))
+        assert b'"1.4.0"' in ask()
+        # A variant that does not verify is never served nor answered from.
+        assert httpx.get(proxy.origin + CARD, headers={"A2A-Version": "0.3"}).status_code == 502
+        status, _, body = request(proxy.origin, "GET", REST + "/interview/identity",
+                                  [*ACT, ("A2A-Version", "0.3")])  # fmt: skip
+        assert (status, body) == (502, b"upstream card did not verify\n")
+        # Ordinary activated traffic of that version is not held hostage to it.
+        status, _, _ = request(proxy.origin, "POST", RPC, [*ACT, ("A2A-Version", "0.3")],
+                               rpc_body("SendMessage", 5, {}))  # fmt: skip
+        assert status == 200
+        assert up.targets()[-1] == RPC.encode()
+
+
+def test_a_changed_card_is_verified_when_it_is_asked_for() -> None:
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        renamed = reference.unsigned_card(up.origin)
+        renamed["name"] = "Stonework, renamed"
+        up.set_card(renamed)
+        assert httpx.get(proxy.origin + CARD).content == up.cards[""][0]
+        answer = request(proxy.origin, "GET", REST + "/interview/identity", ACT)[2]
+        assert b"Stonework, renamed" in answer
+
+
+# ---------------------------------------------------------------- where proposals are
+
+
+def _on(proxy_origin: str) -> Callable[[str], dict[str, Any]]:
+    """The Stonework card as deployed: interfaces and terms on the proxy's address."""
+
+    def card(origin: str) -> dict[str, Any]:
+        return reference.unsigned_card(proxy_origin)
+
+    return card
+
+
+def test_proposals_on_the_public_origin_are_read_from_upstream_at_the_same_path() -> None:
+    # Issue 7 item 3: the proxy refused to start, fetching from itself before listening.
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        recorder(_on(public)) as up,
+        proxy_running(up.origin, sock, poll=0, public_url=public) as proxy,
+    ):
+        assert b"/terms/reconcile-statement.sow.json" in up.targets()
+        body = httpx.get(proxy.origin + "/terms/flag-exceptions.sow.json").content
+        assert body == reference.proposals(public)[public + "/terms/flag-exceptions.sow.json"]
+
+
+@pytest.mark.anyio
+async def test_a_proposal_missing_upstream_names_the_entry_the_url_and_the_cause() -> None:
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+
+    def card(origin: str) -> dict[str, Any]:
+        value = reference.unsigned_card(public)
+        value["capabilities"]["extensions"][1]["params"]["proposals"][1]["url"] = (
+            public + "/missing.json"
+        )
+        return value
+
+    with recorder(card) as up, pytest.raises(DeclarationError) as caught:
+        await build_proxy(up.origin, public_url=public)
+    assert str(caught.value) == (
+        f"terms entry /capabilities/extensions/1/params/proposals/1 ({public}/missing.json): "
+        "fetch failed: upstream answered 404"
+    )
+
+
+def test_a_local_proposal_copy_is_used_and_served() -> None:
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    copies = reference.proposals(public)
+    with recorder(_on(public)) as up:
+        up.documents.clear()  # upstream serves no terms at all
+        with proxy_running(up.origin, sock, poll=0, public_url=public, proposals=copies) as proxy:
+            for url, body in copies.items():
+                assert httpx.get(url).content == body
+            assert httpx.head(proxy.origin + urlsplit(url).path).status_code == 200
+        assert not [t for t in up.started if t.startswith(b"/terms")]
+
+
+# ---------------------------------------------------------------- --declare
+
+
+def _undeclared(origin: str) -> dict[str, Any]:
+    card = reference.unsigned_card(origin)
+    exts = card["capabilities"]["extensions"]
+    card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
+    return card
+
+
+@pytest.mark.anyio
+async def test_an_undeclared_card_is_refused_with_a_pointer_to_declare() -> None:
+    with recorder(_undeclared) as up, pytest.raises(DeclarationError) as caught:
+        await build_proxy(up.origin)
+    assert "--declare" in str(caught.value)
+
+
+def test_declare_adds_the_interview_and_moves_urls_to_the_public_origin() -> None:
+    # Issue 7 item 3: one line in front of an agent that knows nothing of the interview.
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with recorder(_undeclared) as up, proxy_running(up.origin, sock, poll=0, public_url=public,
+                                                    declare=True) as proxy:  # fmt: skip
+        served = loads(httpx.get(proxy.origin + CARD).content)
+        assert isinstance(served, dict)
+        assert interview_entry(served) == {"uri": INTERVIEW_URI, "required": False}
+        assert [i["url"] for i in served["supportedInterfaces"]] == [public + RPC, public + REST]
+        terms = next(e for e in served["capabilities"]["extensions"] if e["uri"] == TERMS_URI)
+        assert all(p["url"].startswith(public + "/terms/") for p in terms["params"]["proposals"])
+        # The answers project the card as served, not upstream's.
+        answer = request(proxy.origin, "GET", REST + "/interview/identity", ACT)[2]
+        assert (public + RPC).encode() in answer
+        assert up.origin.encode() not in answer
+
+
+@pytest.mark.anyio
+async def test_declare_in_front_of_a_plain_sdk_agent_verifies_consistent() -> None:
+    from a2a_interview.verifier import verify
+    from test_proxy import upstream_running
+
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        upstream_running(_undeclared) as up,
+        proxy_running(up.origin, sock, poll=0, public_url=public, declare=True) as proxy,
+    ):
+        record = await verify(proxy.origin, churn_delay=0)
+    document = record.to_json()
+    assert document["outcome"] == "consistent", document["runs"][0]["conflicts"]
+
+
+def _signed_undeclared(origin: str) -> dict[str, Any]:
+    card = reference.signed_card(origin, jku=False)
+    exts = card["capabilities"]["extensions"]
+    card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
+    return card
+
+
+@pytest.mark.anyio
+async def test_declare_refuses_a_signed_card_without_a_key() -> None:
+    with recorder(_signed_undeclared) as up, pytest.raises(ProxyError) as caught:
+        await build_proxy(up.origin, declare=True, public_url="http://127.0.0.1:1")
+    assert "--card-key KEY --kid KID" in str(caught.value)
+
+
+def test_declare_re_signs_a_signed_card_with_the_given_key() -> None:
+    key = generate_key("EdDSA")  # not the key that signed the upstream card
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        recorder(_signed_undeclared) as up,
+        proxy_running(
+            up.origin,
+            sock,
+            poll=0,
+            public_url=public,
+            declare=True,
+            card_key=key,
+            card_kid="proxy-1",
+        ) as proxy,
+    ):
+        served = loads(httpx.get(proxy.origin + CARD).content)
+    assert isinstance(served, dict) and len(served["signatures"]) == 1
+    assert verify_card(served, [public_jwk(key, "proxy-1")]).status == "verified"
+    old = verify_card(served, reference.jwks()["keys"])
+    assert old.status != "verified"
+
+
+def test_interfaces_that_bypass_the_proxy_are_a_loud_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="a2a_interview.proxy")
+    with recorder() as up, proxy_running(up.origin, poll=0, public_url="https://agent.example"):
+        pass
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(up.origin + RPC in m and "bypass the interview" in m for m in warned), warned
+
+
+# ---------------------------------------------------------------- encoded documents
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, compresslevel=9)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("layers", "message"),
+    [
+        # Issue 8 finding 1: a small body inflating past the bound is stopped as it
+        # inflates (at most the bound plus one byte is ever produced).
+        (1, "larger than 1048576 bytes"),
+        (2, "Content-Encoding is stacked, unknown or corrupt"),
+    ],
+)
+async def test_an_inflating_card_is_refused_within_the_bound(layers: int, message: str) -> None:
+    body = b'{"name":"' + b" " * (64 << 20) + b'"}'
+    for _ in range(layers):
+        body = _gzip(body)
+    assert len(body) < 200_000
+    with recorder() as up:
+        coding = ", ".join(["gzip"] * layers).encode()
+        up.cards[""] = (body, [(b"content-encoding", coding)])
+        tracemalloc.start()
+        try:
+            with pytest.raises(ProxyError) as caught:
+                await build_proxy(up.origin)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert message in str(caught.value)
+    assert peak < 16 << 20, f"{peak >> 20} MiB held while reading a 1 MiB-bounded card"
+
+
+def test_a_gzip_card_is_read_and_served_decoded() -> None:
+    with recorder() as up:
+        plain = up.cards[""][0]
+        up.cards[""] = (_gzip(plain), [(b"content-encoding", b"gzip")])
+        with proxy_running(up.origin, poll=0) as proxy:
+            response = httpx.get(proxy.origin + CARD, headers={"Accept-Encoding": "identity"})
+            assert response.content == plain
+            assert "content-encoding" not in response.headers
+            [(_, _, headers, _)] = [s for s in up.seen if s[1] == CARD.encode()][:1]
+            assert (b"accept-encoding", b"identity") in headers
+
+
+def test_no_free_upstream_connection_in_time_is_503() -> None:
+    # Decisions, Proxy (one line) 10: a bounded wait for an upstream connection.
+    from test_proxy import V1, upstream_running
+
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": "held", "contextId": "c-9", "role": "ROLE_USER",
+                               "parts": [{"text": "stream"}]}},
+    }).encode()  # fmt: skip
+    with (
+        upstream_running() as up,
+        proxy_running(up.origin, poll=0, upstream_connections=1, upstream_wait=0.3) as proxy,
+        proxy.http.stream("POST", RPC, content=body, headers=V1) as held,
+    ):
+        assert held.status_code == 200  # the one upstream connection, busy streaming
+        status, _, answer = request(proxy.origin, "GET", "/echo")
+        assert (status, answer) == (503, b"upstream busy\n")
+        up.gate("held").set()
+        held.read()
