@@ -58,7 +58,13 @@ def _install(argv: Sequence[str], cwd: Path, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def node() -> str:
-    return binary("node", "apt-get install nodejs npm (.ci/run installs them under CI)")
+    how = "apt-get install nodejs npm (.ci/run installs them under CI)"
+    path = binary("node", how)
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    major = done.stdout.strip().lstrip("v").split(".")[0]
+    need(major.isdigit() and int(major) >= 20, "Node.js >= 20 (@a2a-js/sdk 1.3 needs it)",
+         f"{path} is {done.stdout.strip() or 'unknown'}; install Node.js 20 or later")  # fmt: skip
+    return path
 
 
 @pytest.fixture(scope="session")
