@@ -1,4 +1,4 @@
-"""Re-make ``tests/data/sdk-signed``: the interop card signed by both SDKs' own signers.
+"""Re-make ``tests/data/interop-signed``: the interop card signed by both SDKs' own signers.
 
 Run by hand, from the repo root, after ``make test`` installed ``tests/interop/js``:
 ``.venv/bin/python tests/interop/make_sdk_signed.py``. A fresh TEST-ONLY key each time;
@@ -26,7 +26,7 @@ KID = "sdk-signed-test-es256"
 
 
 def main() -> None:
-    out = DATA / "sdk-signed"
+    out = DATA / "interop-signed"
     out.mkdir(exist_ok=True)
     node = shutil.which("node")
     if node is None:

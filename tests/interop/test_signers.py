@@ -5,7 +5,7 @@ Live: a card declaring the interview with ``"required": false`` (the draft's exa
 signed right now by ``@a2a-js/sdk`` 1.3 (``generateAgentCardSignature``, through node) and
 by ``a2a-sdk`` 1.x (``create_agent_card_signer``, the signature added to the card JSON as
 authored), then checked by the command a user runs. Kept: the cards the same signers made
-once, in ``tests/data/sdk-signed`` (see its README), checked without node.
+once, in ``tests/data/interop-signed`` (see its README), checked without node.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cards import Keys, card, protected_header, sign_js, sign_python
 
 from needs import DATA
 
-SIGNED = DATA / "sdk-signed"
+SIGNED = DATA / "interop-signed"
 AWAITS_PROTO = pytest.mark.skip(
     reason="awaits merge of branch proto: the 'proto' reading of card verify (PROFILE §6.3)"
 )
@@ -121,14 +121,14 @@ def test_python_signed_card_with_jku_null_verifies(keys: Keys, tmp_path: Path) -
     assert code == 0 and re.search(r"reading:\s+proto", out), out
 
 
-# -- kept: the cards the SDKs signed once (tests/data/sdk-signed) -----------------------
+# -- kept: the cards the SDKs signed once (tests/data/interop-signed) ---------------
 
 KEPT = ["js-required-false.json", "python-required-false.json",
         "python-jku-null.json"]  # fmt: skip
 
 
 def test_kept_cards_are_what_the_readme_says() -> None:
-    # tests/data/sdk-signed/README.md: each card declares the interview with
+    # tests/data/README.md (interop-signed): each card declares the interview with
     # required: false, signed by the key of jwks.json, and is otherwise unchanged.
     for name in KEPT:
         signed = json.loads((SIGNED / name).read_bytes())
