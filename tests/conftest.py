@@ -26,3 +26,10 @@ def data() -> Path:
 def jcs_vectors() -> Path:
     """The RFC 8785 corpus (``../shared/spec/vectors/jcs``): skips outside CI when absent."""
     return shared_vectors("jcs")
+
+
+@pytest.fixture
+def vectors() -> Path:
+    """``../shared/spec/vectors``, read in place: skips outside CI when absent. Only for
+    the third-party corpora; the project's own data is the ``data`` fixture."""
+    return shared_vectors(".")

@@ -45,11 +45,13 @@ def need(present: object, what: str, how: str) -> None:
 
 
 def shared_vectors(corpus: str) -> Path:
-    """The third-party corpus ``../shared/spec/vectors/<corpus>``, read in place."""
-    path = SHARED_VECTORS / corpus
+    """The third-party corpus ``../shared/spec/vectors/<corpus>`` (``"."``: the folder
+    itself), read in place."""
+    path = SHARED_VECTORS / corpus if corpus != "." else SHARED_VECTORS
+    where = "../shared/spec/vectors" + ("" if corpus == "." else f"/{corpus}")
     need(
         path.is_dir(),
-        f"the {corpus} vector corpus (../shared/spec/vectors/{corpus} beside the clone)",
+        f"the {corpus if corpus != '.' else 'spec'} vector corpus ({where} beside the clone)",
         "it is read in place, never copied; check out the shared spec folder beside the repo",
     )
     return path
