@@ -54,8 +54,11 @@ def terms_entry(origin: str) -> dict[str, Any]:
     }
 
 
-def card(origin: str, *, declare: bool = True, terms: bool = True) -> dict[str, Any]:
-    """A 1.0 card for the JS agent (its JSON-RPC at /a2a/jsonrpc, REST at /a2a/rest)."""
+def card(
+    origin: str, *, declare: bool = True, terms: bool = True, legacy: bool = False
+) -> dict[str, Any]:
+    """A 1.0 card for the JS agent (its JSON-RPC at /a2a/jsonrpc, REST at /a2a/rest);
+    ``legacy`` adds the 0.3 JSON-RPC interface the SDK's compatibility layer needs."""
     extensions = []
     if declare:
         extensions.append(interview_entry())
@@ -64,19 +67,20 @@ def card(origin: str, *, declare: bool = True, terms: bool = True) -> dict[str, 
     capabilities: dict[str, Any] = {"streaming": True, "pushNotifications": False}
     if extensions:
         capabilities["extensions"] = extensions
+    interfaces = [
+        {"url": origin + "/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": origin + "/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+    ]
+    if legacy:
+        interfaces.append(
+            {"url": origin + "/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        )
     return {
         "name": "JS Echo",
         "description": "A stock @a2a-js/sdk agent that says back what it is told",
         "provider": {"organization": "Interop Tests", "url": "https://interop.example"},
         "version": "1.0.0",
-        "supportedInterfaces": [
-            {
-                "url": origin + "/a2a/jsonrpc",
-                "protocolBinding": "JSONRPC",
-                "protocolVersion": "1.0",
-            },
-            {"url": origin + "/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-        ],
+        "supportedInterfaces": interfaces,
         "capabilities": capabilities,
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

@@ -9,8 +9,10 @@ in the undeclared variant, the agent's own address.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +176,88 @@ def test_declare_in_front_of_the_undeclared_js_agent_is_consistent(
         public + "/a2a/jsonrpc",
         public + "/a2a/rest",
     ]
+
+
+# -- ordinary traffic, byte for byte ------------------------------------------------------
+
+# RFC 9110 §7.6.1 hop-by-hop fields, and Date: the time each response was made (the
+# direct and the proxied request are not made in the same second).
+NOT_COMPARED = {"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                "transfer-encoding", "upgrade", "date"}  # fmt: skip
+
+
+def _exchange(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
+    response = http.request(method, url, **kwargs)
+    headers = [(k.lower(), v) for k, v in response.headers.multi_items()]
+    kept = [(k, v) for k, v in headers if k not in NOT_COMPARED]
+    return response.status_code, kept, response.content
+
+
+@contextlib.contextmanager
+def _legacy_agent_and_proxy(node: str, js: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """The JS agent in a2a-js's legacy mode (two card variants by A2A-Version) behind the
+    proxy: (agent origin, public origin) while the block runs."""
+    agent_port, proxy_port = free_port(), free_port()
+    agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
+    card_file = write_json(tmp_path / "card.json", card(public, terms=False, legacy=True))
+    with (
+        running(agent_argv(node, js, agent_port, card_file, "--legacy", "on"), agent_port,
+                tmp_path),
+        running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
+    ):  # fmt: skip
+        yield agent, public
+
+
+CARD_PATH = "/.well-known/agent-card.json"
+V1 = {"A2A-Version": "1.0"}
+
+
+@AWAITS_PROXY
+def test_ordinary_traffic_through_the_proxy_is_what_the_js_agent_sends(
+    node: str, js: Path, tmp_path: Path
+) -> None:
+    # issue 7 "It is done when": status, body and every header but hop-by-hop ones, direct
+    # and proxied, for the card (both A2A-Version variants of a2a-js's legacy mode, with
+    # its Vary, ETag and Cache-Control) and for ordinary calls on both bindings.
+    requests: list[tuple[str, str, dict[str, Any]]] = [
+        ("GET", CARD_PATH, {"headers": V1}),
+        ("GET", CARD_PATH, {}),  # no A2A-Version: a2a-js serves its 0.3 card
+        ("POST", "/a2a/jsonrpc", {"headers": V1, "json": {
+            "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nope"}}}),
+        ("POST", "/a2a/jsonrpc", {"headers": V1, "json": {
+            "jsonrpc": "2.0", "id": 2, "method": "NoSuchMethod", "params": {}}}),
+        ("POST", "/a2a/jsonrpc", {"headers": V1, "content": b"{not json"}),
+        ("GET", "/a2a/rest/tasks/nope", {"headers": V1}),
+        ("GET", "/a2a/rest/no/such/route", {"headers": V1}),
+    ]  # fmt: skip
+    compared = []
+    with (
+        _legacy_agent_and_proxy(node, js, tmp_path) as (agent, public),
+        httpx.Client(timeout=30) as http,
+    ):
+        for method, path, kwargs in requests:
+            direct = _exchange(http, method, agent + path, **kwargs)
+            proxied = _exchange(http, method, public + path, **kwargs)
+            assert proxied == direct, (method, path)
+            compared.append(direct)
+    first, legacy = compared[0], compared[1]
+    assert first[0] == 200 and ("vary", "A2A-Version") in first[1]
+    assert legacy[0] == 200 and legacy[2] != first[2]  # two variants, each passed through
+
+
+@AWAITS_PROXY
+def test_a_conditional_card_request_through_the_proxy_is_what_the_js_agent_sends(
+    node: str, js: Path, tmp_path: Path
+) -> None:
+    # issue 7 "It is done when", the card: If-None-Match with the ETag the agent gave
+    # (a2a-js's weak W/"..." tag) is a 304 direct, so it must be one through the proxy.
+    with (
+        _legacy_agent_and_proxy(node, js, tmp_path) as (agent, public),
+        httpx.Client(timeout=30) as http,
+    ):
+        etag = http.get(agent + CARD_PATH, headers=V1).headers["etag"]
+        wanted = {**V1, "If-None-Match": etag}
+        direct = _exchange(http, "GET", agent + CARD_PATH, headers=wanted)
+        proxied = _exchange(http, "GET", public + CARD_PATH, headers=wanted)
+    assert direct[0] == 304
+    assert proxied == direct

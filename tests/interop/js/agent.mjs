@@ -1,7 +1,7 @@
 // A stock @a2a-js/sdk 1.x agent for the interop suite (tests/interop). Our own code.
 //
 //   node agent.mjs --port N --card CARD.json [--key PRIVATE.jwk --kid KID --alg ES256]
-//                  [--file /path=FILE ...]
+//                  [--file /path=FILE ...] [--legacy on]
 //
 // Serves CARD.json (as authored, signed with the SDK's own generateAgentCardSignature when
 // --key is given) at /.well-known/agent-card.json through the SDK's agentCardHandler, the
@@ -10,7 +10,10 @@
 // terms entry names). The executor is trivial and deterministic: every message becomes a
 // task (id chosen by the SDK) that reports working, one artifact "echo: <text>" and
 // completed; ids in the events are derived from the request so that direct and proxied
-// runs can be compared. Prints "listening <port>" once it accepts connections.
+// runs can be compared. --legacy on turns on the SDK's v0.3 compatibility layer on every
+// handler (legacyCompat): the card handler then serves a v0.3-shaped card to a request
+// whose A2A-Version is 0.3 or absent, with `Vary: A2A-Version` (the card must list a 0.3
+// JSONRPC interface). Prints "listening <port>" once it accepts connections.
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import { AGENT_CARD_PATH, generateAgentCardSignature, TaskState, Role } from '@a2a-js/sdk';
@@ -37,6 +40,7 @@ function parseArgs(argv) {
     else if (name === '--kid') args.kid = value;
     else if (name === '--alg') args.alg = value;
     else if (name === '--file') args.files.push(value);
+    else if (name === '--legacy') args.legacy = value === 'on';
     else throw new Error(`unknown option ${name}`);
   }
   if (!Number.isInteger(args.port) || !args.card) throw new Error('--port and --card are required');
@@ -108,9 +112,11 @@ for (const spec of args.files) {
   const body = readFileSync(file);
   app.get(path, (req, res) => res.type('application/json').send(body));
 }
-app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
-app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
-app.use('/a2a/rest', restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+const legacyCompat = args.legacy ? { enabled: true } : undefined;
+const userBuilder = UserBuilder.noAuthentication;
+app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler, legacyCompat }));
+app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder, legacyCompat }));
+app.use('/a2a/rest', restHandler({ requestHandler, userBuilder, legacyCompat }));
 
 const server = app.listen(args.port, '127.0.0.1', () => {
   process.stdout.write(`listening ${server.address().port}\n`);
