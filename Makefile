@@ -20,6 +20,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
+# The interop suite (tests/interop) installs its own pinned parts on first use, once:
+# npm ci into tests/interop/js/node_modules and the a2a-sdk 0.3 venv tests/interop/.venv-a2a03.
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
@@ -30,3 +32,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
+	rm -rf tests/interop/js/node_modules tests/interop/.venv-a2a03   # the interop suite's installs

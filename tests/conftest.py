@@ -1,4 +1,6 @@
-"""Shared fixtures. The spec vectors are read in place, from ../shared beside the repo."""
+"""Shared fixtures. The project's own test data is in ``tests/data``; the third-party
+vector corpora are read in place from ``../shared`` beside the repo (``needs.py`` says what
+happens when they are missing)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-VECTORS = SHARED / "spec" / "vectors"
+from needs import DATA, shared_vectors
 
 
 @pytest.fixture
@@ -17,7 +17,19 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
+def data() -> Path:
+    """``tests/data``: the project's own vectors (see its README for their origin)."""
+    return DATA
+
+
+@pytest.fixture
+def jcs_vectors() -> Path:
+    """The RFC 8785 corpus (``../shared/spec/vectors/jcs``): skips outside CI when absent."""
+    return shared_vectors("jcs")
+
+
+@pytest.fixture
 def vectors() -> Path:
-    # The vectors are the authority: a missing folder is a failure, never a skip.
-    assert VECTORS.is_dir(), f"spec vectors not found at {VECTORS}"
-    return VECTORS
+    """``../shared/spec/vectors``, read in place: skips outside CI when absent. Only for
+    the third-party corpora; the project's own data is the ``data`` fixture."""
+    return shared_vectors(".")

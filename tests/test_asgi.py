@@ -10,7 +10,7 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.declarations import build
-from a2a_interview.server.asgi import InterviewMiddleware
+from a2a_interview.server.asgi import InterviewMiddleware, if_none_match
 from a2a_interview.spec import INTERVIEW_URI
 
 ORIGIN = "https://stonework.example"
@@ -75,3 +75,21 @@ async def test_an_interface_url_that_does_not_parse_is_skipped() -> None:
         rest = await c.get("/a2a/rest/interview/identity", headers=act)
         assert rest.content == declarations.interview.answer("identity")
         assert (await c.get("/elsewhere")).content == b"host"
+
+
+@pytest.mark.parametrize(
+    ("header", "etag", "matches"),
+    [
+        (b'"a"', b'"a"', True),
+        (b'W/"a"', b'"a"', True),
+        (b'"a"', b'W/"a"', True),  # issue 7: a2a-js serves weak tags; the proxy kept them
+        (b'W/"a"', b'W/"a"', True),
+        (b'"x", W/"a"', b'W/"a"', True),
+        (b"*", b'W/"a"', True),
+        (b'"b"', b'W/"a"', False),
+        (b'W/"b"', b'"a"', False),
+    ],
+)
+def test_if_none_match_is_the_weak_comparison(header: bytes, etag: bytes, matches: bool) -> None:
+    # RFC 9110 §13.1.2: If-None-Match uses the weak comparison, whichever side is weak.
+    assert if_none_match(header, etag) is matches

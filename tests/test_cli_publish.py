@@ -59,8 +59,8 @@ def test_answer_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 def test_proposal_digest_sign_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                     vectors: Path) -> None:  # fmt: skip
-    vector = vectors / "stonework-standing-proposal.json"
+                                     data: Path) -> None:  # fmt: skip
+    vector = data / "stonework-standing-proposal.json"
     code, out, _ = run(capsys, "proposal", "digest", str(vector))
     assert (code, out.strip()) == (EXIT_OK, jcs.digest(json.loads(vector.read_bytes())))
     known = "sha256:e8bba098630d3635b0bd8479de1c1efac9dbacbe22ecace54354264ac6da5648"
@@ -136,7 +136,7 @@ def test_keygen_nkey(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
 
 
 def test_an_unwritable_out_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, vectors: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, data: Path
 ) -> None:
     # cli/__init__: bad input is a one-line usage error (exit 2), never a traceback; an
     # --out naming a folder, or a file in a folder that does not exist, is bad input.
@@ -144,7 +144,7 @@ def test_an_unwritable_out_is_one_line_exit_2(
     seed.write_text(reference.PROPOSAL_SEED + "\n")
     key = tmp_path / "k.jwk"
     assert run(capsys, "keygen", "--alg", "EdDSA", "--out", str(key))[0] == EXIT_OK
-    proposal = str(vectors / "stonework-standing-proposal.json")
+    proposal = str(data / "stonework-standing-proposal.json")
     for out in (str(tmp_path), str(tmp_path / "missing" / "x.json")):
         for argv in (
             ["keygen", "--out", out],
@@ -160,11 +160,11 @@ def test_an_unwritable_out_is_one_line_exit_2(
 
 
 def test_proposal_sign_refuses_a_signed_at_that_is_not_rfc3339_utc(
-    capsys: pytest.CaptureFixture[str], vectors: Path
+    capsys: pytest.CaptureFixture[str], data: Path
 ) -> None:
     # Agent SoW §6 (terms-extension.md §5): signed_at is an RFC 3339 UTC time with Z;
     # the command must not sign a record that other verifiers would call malformed.
-    proposal = str(vectors / "stonework-standing-proposal.json")
+    proposal = str(data / "stonework-standing-proposal.json")
     for bad in ("yesterday", "2026-08-11", "2026-08-11T09:00:00+02:00", "2026-02-30T09:00:00Z"):
         code, out, err = run(capsys, "proposal", "sign", proposal,
                              "--seed", reference.PROPOSAL_SEED, "--signed-at", bad)  # fmt: skip

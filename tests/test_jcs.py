@@ -19,15 +19,15 @@ NAMES = ["arrays", "french", "structures", "unicode", "values", "weird"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_rfc8785_vectors_byte_for_byte(vectors: Path, name: str) -> None:
+def test_rfc8785_vectors_byte_for_byte(jcs_vectors: Path, name: str) -> None:
     # PROFILE §1.2: everything compared is its RFC 8785 bytes; the vectors are the authority.
-    source = (vectors / "jcs" / "input" / f"{name}.json").read_bytes()
-    expected = (vectors / "jcs" / "output" / f"{name}.json").read_bytes()
+    source = (jcs_vectors / "input" / f"{name}.json").read_bytes()
+    expected = (jcs_vectors / "output" / f"{name}.json").read_bytes()
     assert jcs.canonicalize(json.loads(source)) == expected
 
 
-def test_vector_files_are_all_covered(vectors: Path) -> None:
-    assert sorted(p.stem for p in (vectors / "jcs" / "input").glob("*.json")) == NAMES
+def test_vector_files_are_all_covered(jcs_vectors: Path) -> None:
+    assert sorted(p.stem for p in (jcs_vectors / "input").glob("*.json")) == NAMES
 
 
 # Strategies for JSON values that exercise both byte paths: supplementary-plane keys

@@ -2,13 +2,13 @@
 
 The limiter alone, then through ``InterviewMiddleware`` in process, then two "replicas"
 (two middleware instances, two limiters) sharing one REAL redis-server, which the
-fixture starts on a free loopback port and stops. A missing ``redis-server`` binary is a
-failure, not a skip: CI installs it (``.ci/run``).
+fixture starts on a free loopback port and stops. A missing ``redis-server`` binary skips
+those tests with the reason outside CI and fails them under CI, which installs it
+(``.ci/run``; the rule is ``tests/needs.py``).
 """
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import time
@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+import needs
 from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
@@ -183,12 +184,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail(
-            "redis-server not found: the Redis rate-limit tests need it "
-            "(apt-get install redis-server; .ci/run installs it)"
-        )
+    binary = needs.binary(
+        "redis-server", "apt-get install redis-server (.ci/run installs it under CI)"
+    )
     port = _free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],

@@ -19,8 +19,8 @@ KNOWN_DIGEST = "sha256:e8bba098630d3635b0bd8479de1c1efac9dbacbe22ecace54354264ac
 
 
 @pytest.fixture
-def vector_bytes(vectors: Path) -> bytes:
-    return (vectors / "stonework-standing-proposal.json").read_bytes()
+def vector_bytes(data: Path) -> bytes:
+    return (data / "stonework-standing-proposal.json").read_bytes()
 
 
 @pytest.fixture

@@ -78,7 +78,8 @@ def if_none_match(header: bytes, etag: bytes) -> bool:
     """Whether an ``If-None-Match`` value matches ``etag``: weak comparison, ``*``
     included (RFC 9110 §13.1.2)."""
     candidates = [c.strip() for c in header.split(b",")]
-    return b"*" in candidates or any(c.removeprefix(b"W/") == etag for c in candidates)
+    opaque = etag.removeprefix(b"W/")  # weak comparison: either tag may be weak
+    return b"*" in candidates or any(c.removeprefix(b"W/") == opaque for c in candidates)
 
 
 async def send_reply(send: Send, reply: rpc.Reply) -> None:

@@ -1,0 +1,65 @@
+"""What a test needs from outside the repository, and the one rule for when it is missing.
+
+A clone stands alone: the project's own test data lives in ``tests/data``. A few tests need
+more: the third-party vector corpora read in place from ``../shared`` beside the clone, a
+``redis-server`` binary, ``node``/``npm``. When such a part is missing, the test SKIPS with
+the reason on a developer's machine and FAILS under CI (the environment variable ``CI`` set
+to anything but ``""``, ``0``, ``false`` or ``no``): CI must install everything, so there a
+missing part is a broken CI set-up, never a silent skip (``.ci/run`` installs them).
+
+Use :func:`need` for every such check; do not write ``pytest.skip`` for a missing part.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+SHARED = ROOT.parent / "shared"
+SHARED_VECTORS = SHARED / "spec" / "vectors"
+
+_NOT_CI = ("", "0", "false", "no")
+
+
+def in_ci() -> bool:
+    """True when the environment variable ``CI`` says this run is CI's."""
+    return os.environ.get("CI", "").strip().lower() not in _NOT_CI
+
+
+def need(present: object, what: str, how: str) -> None:
+    """Go on when ``present`` is true; else skip (outside CI) or fail (under CI).
+
+    ``what`` names the missing part, ``how`` says how to get it; both are the reason shown.
+    """
+    if present:
+        return
+    reason = f"{what} is missing: {how}"
+    if in_ci():
+        pytest.fail(f"{reason} (CI is set, so a missing part is a failure)", pytrace=False)
+    pytest.skip(reason)
+
+
+def shared_vectors(corpus: str) -> Path:
+    """The third-party corpus ``../shared/spec/vectors/<corpus>`` (``"."``: the folder
+    itself), read in place."""
+    path = SHARED_VECTORS / corpus if corpus != "." else SHARED_VECTORS
+    where = "../shared/spec/vectors" + ("" if corpus == "." else f"/{corpus}")
+    need(
+        path.is_dir(),
+        f"the {corpus if corpus != '.' else 'spec'} vector corpus ({where} beside the clone)",
+        "it is read in place, never copied; check out the shared spec folder beside the repo",
+    )
+    return path
+
+
+def binary(name: str, how: str) -> str:
+    """The path of the program ``name`` on ``PATH``."""
+    path = shutil.which(name)
+    need(path is not None, f"the program {name!r} (not on PATH)", how)
+    assert path is not None
+    return path
