@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from .errors import JobsNeedPostgreSQL
-from .store import Ledger
+from .store import Ledger, StoredRecord
 
 __all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key", "run_worker",
            "schedule"]  # fmt: skip
@@ -78,11 +78,13 @@ def _app(ledger: Ledger) -> procrastinate.App:
         key = job_key(context.job.id)
         done = await asyncio.to_thread(ledger.by_job, key)
         if done is not None:  # written by a run whose worker died before acknowledging
+            if settings.on_record is not None:
+                settings.on_record(done, False)
             return f"record {done.id} (already written)"
         body = await settings.verifier(url)
-        stored, _ = await asyncio.to_thread(ledger.put, body, job_key=key)
+        stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
         if settings.on_record is not None:
-            settings.on_record(stored.id)
+            settings.on_record(stored, new)
         return f"record {stored.id}"
 
     return app
@@ -129,7 +131,8 @@ class WorkerSettings:
     """How a worker runs: ``verifier(url) -> record bytes``; ``concurrency`` jobs at
     once; a heartbeat every ``heartbeat`` seconds; jobs of workers silent for
     ``stalled_after`` seconds are put back in the queue, looked for every
-    ``recover_every`` seconds; ``once`` stops when the queue is empty."""
+    ``recover_every`` seconds; ``once`` stops when the queue is empty; ``on_record``
+    is told of each record a job stores (and whether it is new)."""
 
     verifier: Verifier
     concurrency: int = 4
@@ -138,7 +141,7 @@ class WorkerSettings:
     recover_every: float = 15.0
     once: bool = False
     name: str | None = None
-    on_record: Callable[[int], None] | None = field(default=None)
+    on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
 
 
 async def _recover(app: procrastinate.App, settings: WorkerSettings) -> None:
