@@ -235,17 +235,33 @@ def test_standing_is_recomputed_never_read(store_url: str) -> None:
         assert ledger.add(signed(own, card_key)).standing == "claim"
 
 
-def test_migrate_refreshes_the_standing_column(tmp_path: Path) -> None:
+def test_a_new_release_or_migrate_refreshes_the_standing_column(tmp_path: Path) -> None:
+    # issue 9: a standing column is fine only if refreshed from standing_of.
     path = tmp_path / "s.db"
     with Ledger.open(path) as ledger:
         stored = ledger.add(compact(record(party="self")))
-    with sqlite3.connect(path) as db:  # a column written by an older reading of standing
-        db.execute("UPDATE ledger_records SET standing = 'evidence'")
-    with Ledger.open(path):
+
+    def column() -> list[tuple[int, str]]:
+        with sqlite3.connect(path) as db:
+            return db.execute("SELECT id, standing FROM ledger_records").fetchall()
+
+    def stale(release: str) -> None:  # as an older reading of standing left it
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE ledger_records SET standing = 'evidence'")
+            db.execute("UPDATE ledger_meta SET value = ? WHERE key = 'standing_by'", (release,))
+
+    stale("0.0.1")
+    with Ledger.open(path):  # another release refreshed it last: refreshed on open
         pass
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT id, standing FROM ledger_records").fetchall()
-    assert rows == [(stored.id, "claim")]
+    assert column() == [(stored.id, "claim")]
+    from a2a_interview import __version__
+
+    stale(__version__)
+    with Ledger.open(path) as ledger:  # the same release: opening costs no full scan ...
+        assert column() == [(stored.id, "evidence")]
+        assert ledger.get(stored.id).standing == "claim"  # type: ignore[union-attr]
+        ledger.migrate()  # ... and `ledger migrate` always refreshes
+    assert column() == [(stored.id, "claim")]
 
 
 # --- refusals -------------------------------------------------------------------------
@@ -396,3 +412,49 @@ def test_postgresql_store_holds_the_job_queue(postgres_server: Server) -> None:
     with Ledger.open(url) as ledger, ledger._begin() as connection:
         names = set(sa.inspect(connection).get_table_names())
     assert {"ledger_records", "procrastinate_jobs", "a2a_interview_ledger_version"} <= names
+
+
+def test_many_openers_of_a_new_store_migrate_it_once(store_url: str) -> None:
+    # Workers and cron jobs starting together on a fresh store, as processes and as
+    # threads: each open succeeds and the schema is made once (PostgreSQL: an advisory
+    # lock; SQLite: BEGIN IMMEDIATE; in one process: a lock around Alembic).
+    import subprocess
+    import sys
+    import threading
+
+    code = "import sys; from a2a_interview.ledger import Ledger; Ledger.open(sys.argv[1]).count()"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", code, store_url], stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            with Ledger.open(store_url) as ledger:
+                ledger.count()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    failed = [p.communicate(timeout=60)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0] * 4, failed
+    assert errors == []
+    with Ledger.open(store_url) as ledger:
+        assert ledger.count() == 0
+
+
+def test_the_ledger_surface_is_pinned() -> None:
+    import a2a_interview.ledger as ledger
+
+    assert sorted(ledger.__all__) == sorted([
+        "DEFAULT_STORE", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL", "Ledger",
+        "LedgerError", "NotARecord", "RecordRefused", "StoreTooNew", "StoreUnavailable",
+        "StoredRecord", "agent_key", "parse_store_url",
+    ])  # fmt: skip
+    for name in ledger.__all__:
+        assert hasattr(ledger, name), name

@@ -380,6 +380,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _migrate(args: argparse.Namespace) -> int:
     with open_store(args.store) as ledger:
+        ledger.migrate()  # and refresh the standing column, whatever release did it last
         count = ledger.count()
     if args.json:
         _print_json({"migrated": True, "dialect": ledger.dialect, "records": count})

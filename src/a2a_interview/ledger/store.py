@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -83,6 +84,14 @@ records: Final = sa.Table(
     sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("job_key", sa.String(200), nullable=True, unique=True),
     sa.Column("body", sa.LargeBinary(), nullable=False),
+)
+
+
+meta: Final = sa.Table(
+    "ledger_meta",
+    _metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text(), nullable=False),
 )
 
 
@@ -267,10 +276,25 @@ def parse_store_url(url: str | os.PathLike[str]) -> tuple[sa.URL, Dialect]:
 
 def _sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     # WAL: the web page reads while a writer adds; busy_timeout: writers wait their turn.
+    # isolation_level None: SQLAlchemy's "begin" event below emits BEGIN itself, so DDL
+    # is transactional too (pysqlite would otherwise run it outside any transaction).
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    # A migration takes the write lock first (IMMEDIATE), so processes opening a new
+    # file together create the schema once; everything else begins as usual.
+    immediate = connection.get_execution_options().get("ledger_immediate", False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+# Alembic keeps its running context in module globals: one migration per process at a
+# time (other processes are held off by the database's own lock).
+_MIGRATING: Final = threading.Lock()
 
 
 def _migrate(connection: Connection, dialect: Dialect) -> None:
@@ -340,6 +364,7 @@ class Ledger:
                 raise StoreUnavailable("the SQLite store's folder does not exist")
             engine = sa.create_engine(sa_url)
             event.listen(engine, "connect", _sqlite_pragmas)
+            event.listen(engine, "begin", _sqlite_begin)
         else:
             engine = sa.create_engine(
                 sa_url, pool_pre_ping=True, connect_args={"connect_timeout": 10}
@@ -347,7 +372,7 @@ class Ledger:
         ledger = cls(engine, dialect, sa_url)
         try:
             if migrate:
-                ledger.migrate()
+                ledger.migrate(refresh=False)
             else:
                 with ledger._read():
                     pass
@@ -356,12 +381,23 @@ class Ledger:
             raise
         return ledger
 
-    def migrate(self) -> None:
+    def migrate(self, *, refresh: bool = True) -> None:
         """Bring the schema to this version's head (a no-op when it is there), then
-        refresh the ``standing`` column from ``standing_of``. Raises as :meth:`open`."""
-        with self._begin() as connection:
+        refresh the ``standing`` column from ``standing_of``: always with ``refresh``,
+        else only when another release refreshed it last (``Ledger.open``). Raises as
+        :meth:`open`."""
+        from .. import __version__
+
+        with _MIGRATING, self._begin(ledger_immediate=True) as connection:
             _migrate(connection, self.dialect)
-        self.refresh_standing()
+            last = connection.execute(
+                sa.select(meta.c.value).where(meta.c.key == "standing_by")
+            ).scalar_one_or_none()
+        if refresh or last != __version__:
+            self.refresh_standing()
+            with self._begin() as connection:
+                connection.execute(meta.delete().where(meta.c.key == "standing_by"))
+                connection.execute(meta.insert().values(key="standing_by", value=__version__))
 
     def close(self) -> None:
         """Release the store's connections."""
@@ -382,10 +418,13 @@ class Ledger:
         return self._url.set(drivername="postgresql").render_as_string(hide_password=False)
 
     @contextlib.contextmanager
-    def _begin(self) -> Iterator[Connection]:
+    def _begin(self, **options: Any) -> Iterator[Connection]:
         try:
-            with self._engine.begin() as connection:
-                yield connection
+            with self._engine.connect() as connection:
+                if options:
+                    connection.execution_options(**options)
+                with connection.begin():
+                    yield connection
         except sa.exc.IntegrityError:
             raise  # a constraint: the caller's business (see put)
         except sa.exc.DBAPIError as exc:
@@ -447,26 +486,28 @@ class Ledger:
         """Recompute the ``standing`` column of every row from ``standing_of`` (run by
         :meth:`migrate`, so a newer reading of standing reaches the filter column).
         Returns how many rows changed."""
-        changed = 0
-        with self._read() as connection:
-            rows = connection.execute(
-                sa.select(records.c.id, records.c.standing, records.c.body)
-            ).all()
-        updates = []
-        for row in rows:
-            now = standing_of(loads(row.body))
-            if now != row.standing:
-                updates.append({"row_id": row.id, "standing": now})
-        if updates:
-            with self._begin() as connection:
-                connection.execute(
-                    records.update()
-                    .where(records.c.id == sa.bindparam("row_id"))
-                    .values(standing=sa.bindparam("standing")),
-                    updates,
-                )
-            changed = len(updates)
-        return changed
+        changed, last = 0, 0
+        query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
+        while True:  # in pages: a large store never sits in memory at once
+            with self._read() as connection:
+                rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
+            if not rows:
+                return changed
+            last = rows[-1].id
+            updates = [
+                {"row_id": row.id, "standing": now}
+                for row in rows
+                if (now := standing_of(loads(row.body))) != row.standing
+            ]
+            if updates:
+                with self._begin() as connection:
+                    connection.execute(
+                        records.update()
+                        .where(records.c.id == sa.bindparam("row_id"))
+                        .values(standing=sa.bindparam("standing")),
+                        updates,
+                    )
+                changed += len(updates)
 
     # -- reading ------------------------------------------------------------------------
 
