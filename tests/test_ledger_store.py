@@ -159,6 +159,27 @@ def test_the_same_record_twice_is_one_row(store_url: str) -> None:
         assert ledger.count() == 1
 
 
+def test_put_many_is_put_for_each_in_one_transaction(store_url: str) -> None:
+    good = signed(record("https://a.example"))
+    tampered = sign_record(record("https://t.example"), RUNNER_SEED)
+    tampered["outcome"] = "churn"
+    with Ledger.open(store_url) as ledger:
+        before = ledger.add(signed(record("https://b.example")))
+        results = ledger.put_many(
+            [good, compact(tampered), b"[]", good, signed(record("https://b.example"))]
+        )
+        assert [type(r).__name__ for r in results] == [
+            "tuple", "BadSignature", "NotARecord", "tuple", "tuple",
+        ]  # fmt: skip
+        first, again, old = results[0], results[3], results[4]
+        assert isinstance(first, tuple) and isinstance(again, tuple) and isinstance(old, tuple)
+        assert first[1] and not again[1] and not old[1]
+        assert again[0].id == first[0].id  # a duplicate within the batch is one row
+        assert old[0] == before
+        assert first[0] == ledger.get(first[0].id)  # what it returns is what is stored
+        assert ledger.count() == 2
+
+
 def test_a_job_writes_at_most_one_record(store_url: str) -> None:
     # issue 9 item 3: a job that runs again after its worker died writes nothing more.
     with Ledger.open(store_url) as ledger:

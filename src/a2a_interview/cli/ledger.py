@@ -69,6 +69,9 @@ seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds.
 exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL)"""
 
 _AGE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+# Records per transaction on import, and the bytes a batch may hold before it is written.
+_BATCH: Final = 200
+_BATCH_BYTES: Final = 16 << 20
 _UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
@@ -258,20 +261,35 @@ def _import(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot read {path!r}: not a file")
     kept: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
+    batch: list[tuple[dict[str, Any], bytes]] = []
+
+    def flush(ledger: Ledger) -> None:
+        # One transaction per batch: a commit (an fsync) per record would cost the most.
+        results = ledger.put_many([body for _, body in batch])
+        for (where, _), result in zip(batch, results, strict=True):
+            if isinstance(result, RecordRefused):
+                refused.append(where | {"code": result.code, "reason": result.reason})
+            else:
+                stored, new = result
+                kept.append(where | {"id": stored.id, "new": new, "card_url": stored.card_url})
+        batch.clear()
+
+    held = 0
     with open_store(args.store) as ledger:
         for path in args.files:
             for number, body in _records_of(path):
                 where = {"file": path, "line": number}
                 if body is None:
+                    flush(ledger)  # keep the report in file order
                     refused.append(where | {"code": "not_a_record",
                                             "reason": "not strict I-JSON (too_large)"})  # fmt: skip
                     continue
-                try:
-                    stored, new = ledger.put(body)
-                except RecordRefused as exc:
-                    refused.append(where | {"code": exc.code, "reason": exc.reason})
-                    continue
-                kept.append(where | {"id": stored.id, "new": new, "card_url": stored.card_url})
+                batch.append((where, body))
+                held += len(body)
+                if len(batch) >= _BATCH or held >= _BATCH_BYTES:
+                    flush(ledger)
+                    held = 0
+        flush(ledger)
     if args.json:
         _print_json({"kept": kept, "refused": refused})
     else:

@@ -23,15 +23,18 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Final, Literal
 
 try:
     import sqlalchemy as sa
     from sqlalchemy import event
+    from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
     from sqlalchemy.engine import Connection, Engine
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the ledger needs SQLAlchemy: pip install 'a2a-interview[ledger]'") from exc
@@ -42,7 +45,7 @@ from ..ijson import JSONObject, loads
 from ..jcs import digest
 from ..record import PARTIES, Standing, standing_of, verify_record_signature
 from ..spec import RESULT_FORMAT
-from .errors import BadSignature, NotARecord, StoreTooNew, StoreUnavailable
+from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
 
 __all__ = [
     "DEFAULT_STORE",
@@ -292,6 +295,8 @@ def _sqlite_begin(connection: Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+_PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
+
 # Alembic keeps its running context in module globals: one migration per process at a
 # time (other processes are held off by the database's own lock).
 _MIGRATING: Final = threading.Lock()
@@ -457,30 +462,50 @@ class Ledger:
         ``signatures`` that do not verify, or none by ``ran_by.key``; an unsigned
         record is accepted: it is a claim), ``StoreUnavailable``.
         """
-        body = bytes(body).strip(b" \t\r\n")
-        row = _columns(body)
+        row = _columns(bytes(body).strip(b" \t\r\n"))
         if job_key is not None:
             done = self.by_job(job_key)
             if done is not None:
                 return done, False
-        row["job_key"] = job_key
-        row["stored_at"] = datetime.now(UTC)
-        try:
-            with self._begin() as connection:
-                new_id = connection.execute(
-                    records.insert().values(**row).returning(records.c.id)
-                ).scalar_one()
-        except sa.exc.IntegrityError:
-            # Another writer stored the same record, or this job's, first.
-            existing = self._by_digest(row["digest"])
-            if existing is None and job_key is not None:
-                existing = self.by_job(job_key)
-            if existing is None:  # pragma: no cover - a constraint we do not have
-                raise
-            return existing, False
-        stored = self.get(new_id)
-        assert stored is not None
-        return stored, True
+        with self._begin() as connection:
+            return self._insert(connection, row, job_key)
+
+    def put_many(self, bodies: Iterable[bytes]) -> list[tuple[StoredRecord, bool] | RecordRefused]:
+        """Store several records in one transaction (``ledger import``): for each, in
+        order, what :meth:`put` returns, or the ``RecordRefused`` it would raise.
+        Raises ``StoreUnavailable`` (and then none of them is stored)."""
+        results: list[tuple[StoredRecord, bool] | RecordRefused] = []
+        rows: list[tuple[int, dict[str, Any]]] = []
+        for body in bodies:
+            try:
+                rows.append((len(results), _columns(bytes(body).strip(b" \t\r\n"))))
+            except RecordRefused as exc:
+                results.append(exc)
+                continue
+            results.append(_PENDING)
+        with self._begin() as connection:
+            for index, row in rows:
+                results[index] = self._insert(connection, row, None)
+        return results
+
+    def _insert(
+        self, connection: Connection, row: dict[str, Any], job_key: str | None
+    ) -> tuple[StoredRecord, bool]:
+        row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
+        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
+        # Either unique column may clash: the same record (digest), or this job's record
+        # written by an earlier run (job_key). Nothing is written then; the row is read.
+        new_id = connection.execute(
+            insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
+        ).scalar_one_or_none()
+        if new_id is not None:
+            return self._stored(SimpleNamespace(id=new_id, **row)), True
+        for column, value in ((records.c.job_key, job_key), (records.c.digest, row["digest"])):
+            if value is not None:
+                found = connection.execute(sa.select(records).where(column == value)).first()
+                if found is not None:
+                    return self._stored(found), False
+        raise StoreUnavailable("the store refused a record for a reason it did not say")
 
     def refresh_standing(self) -> int:
         """Recompute the ``standing`` column of every row from ``standing_of`` (run by
