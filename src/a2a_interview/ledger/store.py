@@ -338,6 +338,29 @@ def _unavailable(exc: Exception) -> StoreUnavailable:
     return StoreUnavailable("the store is not a usable ledger database")
 
 
+def _refresh_standing(connection: Connection) -> int:
+    changed, last = 0, 0
+    query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
+    while True:  # in pages: a large store never sits in memory at once
+        rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
+        if not rows:
+            return changed
+        last = rows[-1].id
+        updates = [
+            {"row_id": row.id, "standing": now}
+            for row in rows
+            if (now := standing_of(loads(row.body))) != row.standing
+        ]
+        if updates:
+            connection.execute(
+                records.update()
+                .where(records.c.id == sa.bindparam("row_id"))
+                .values(standing=sa.bindparam("standing")),
+                updates,
+            )
+            changed += len(updates)
+
+
 # ---------------------------------------------------------------------------------------
 # The ledger
 
@@ -393,14 +416,14 @@ class Ledger:
         :meth:`open`."""
         from .. import __version__
 
+        # All under the migration lock, so openers together refresh one at a time.
         with _MIGRATING, self._begin(ledger_immediate=True) as connection:
             _migrate(connection, self.dialect)
             last = connection.execute(
                 sa.select(meta.c.value).where(meta.c.key == "standing_by")
             ).scalar_one_or_none()
-        if refresh or last != __version__:
-            self.refresh_standing()
-            with self._begin() as connection:
+            if refresh or last != __version__:
+                _refresh_standing(connection)
                 connection.execute(meta.delete().where(meta.c.key == "standing_by"))
                 connection.execute(meta.insert().values(key="standing_by", value=__version__))
 
@@ -508,31 +531,10 @@ class Ledger:
         raise StoreUnavailable("the store refused a record for a reason it did not say")
 
     def refresh_standing(self) -> int:
-        """Recompute the ``standing`` column of every row from ``standing_of`` (run by
-        :meth:`migrate`, so a newer reading of standing reaches the filter column).
-        Returns how many rows changed."""
-        changed, last = 0, 0
-        query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
-        while True:  # in pages: a large store never sits in memory at once
-            with self._read() as connection:
-                rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
-            if not rows:
-                return changed
-            last = rows[-1].id
-            updates = [
-                {"row_id": row.id, "standing": now}
-                for row in rows
-                if (now := standing_of(loads(row.body))) != row.standing
-            ]
-            if updates:
-                with self._begin() as connection:
-                    connection.execute(
-                        records.update()
-                        .where(records.c.id == sa.bindparam("row_id"))
-                        .values(standing=sa.bindparam("standing")),
-                        updates,
-                    )
-                changed += len(updates)
+        """Recompute the ``standing`` column of every row from ``standing_of`` (as
+        :meth:`migrate` does). Returns how many rows changed."""
+        with self._begin() as connection:
+            return _refresh_standing(connection)
 
     # -- reading ------------------------------------------------------------------------
 
