@@ -465,9 +465,9 @@ def _worker(args: argparse.Namespace) -> int:
         on_record=told,
     )
     with open_store(args.store) as ledger:
-        from ..ledger.jobs import _app
+        from ..ledger.jobs import require_postgresql
 
-        _app(ledger)  # SQLite: refused here, before anything starts
+        require_postgresql(ledger)  # SQLite: refused here, before anything starts
         print("a2a-interview worker: waiting for jobs" if not args.once
               else "a2a-interview worker: running the queued jobs", file=sys.stderr,
               flush=True)  # fmt: skip

@@ -38,8 +38,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from .errors import JobsNeedPostgreSQL, StoreUnavailable
 from .store import Ledger, StoredRecord
 
-__all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key", "run_worker",
-           "schedule"]  # fmt: skip
+__all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key",
+           "require_postgresql", "run_worker", "schedule"]  # fmt: skip
 
 QUEUE: Final = "a2a-interview"
 TASK: Final = "a2a_interview.verify_agent"
@@ -55,12 +55,17 @@ def job_key(job_id: int) -> str:
     return f"job:{job_id}"
 
 
-def _app(ledger: Ledger) -> procrastinate.App:
+def require_postgresql(ledger: Ledger) -> None:
+    """Raise ``JobsNeedPostgreSQL`` unless ``ledger`` is a PostgreSQL store."""
     if ledger.dialect != "postgresql":
         raise JobsNeedPostgreSQL(
             "scheduling and workers need a PostgreSQL store (the job queue lives there); "
             "on one machine with SQLite, run verify-many --store instead"
         )
+
+
+def _app(ledger: Ledger) -> procrastinate.App:
+    require_postgresql(ledger)
     app = procrastinate.App(
         connector=procrastinate.PsycopgConnector(conninfo=ledger.conninfo, min_size=1, max_size=4)
     )
