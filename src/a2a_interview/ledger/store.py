@@ -572,9 +572,6 @@ class Ledger:
             return None
         return self._one(records.c.id == record_id)
 
-    def _by_digest(self, record_digest: str) -> StoredRecord | None:
-        return self._one(records.c.digest == record_digest)
-
     def by_job(self, job_key: str) -> StoredRecord | None:
         """The record a worker's job wrote, or ``None`` when it has written none."""
         return self._one(records.c.job_key == job_key)
