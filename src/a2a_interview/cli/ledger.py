@@ -434,7 +434,10 @@ def _worker(args: argparse.Namespace) -> int:
     from ..verifier.procedure import failed_record, verify
     from .verify import _options
 
-    options = _options(args, total_timeout=args.agent_timeout)
+    # verify's network options (--deadline, --allow-private) reach _options itself once
+    # they exist there; until then the worker's own --deadline is passed here.
+    network = hasattr(args, "allow_private")
+    options = _options(args) if network else _options(args, total_timeout=args.deadline)
 
     async def interview(url: str) -> bytes:
         try:
@@ -560,8 +563,14 @@ def register(subparsers: Any) -> None:
                      help="jobs run at once (default 4)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip
-    run.add_argument("--agent-timeout", type=_agent_seconds, default=120.0, metavar="S",
-                     help="time bound of one agent's whole procedure (default 120)")  # fmt: skip
+    from . import verify as verify_cli
+
+    add_network = getattr(verify_cli, "_add_network", None)
+    if add_network is not None:  # the same network options as verify-many
+        add_network(worker, "each agent's whole procedure")
+    else:
+        run.add_argument("--deadline", type=_agent_seconds, default=120.0, metavar="S",
+                         help="seconds for one agent's whole procedure (default 120)")  # fmt: skip
     run.add_argument("--heartbeat", type=_seconds, default=10.0, metavar="S",
                      help="seconds between this worker's heartbeats (default 10)")  # fmt: skip
     run.add_argument("--stalled-after", type=_seconds, default=60.0, metavar="S",
