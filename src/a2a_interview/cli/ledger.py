@@ -122,14 +122,21 @@ def open_store(url: str | None) -> Ledger:
     return Ledger.open(url if url is not None else default_store())
 
 
-def keep(ledger: Ledger, documents: Sequence[Any]) -> int:
+def keep(ledger: Ledger, records: Sequence[Any]) -> int:
     """Add the records ``verify``/``verify-many`` made; returns how many were refused
-    (each named on stderr). Records are stored compact, as ``verify-many`` prints them."""
+    (each named on stderr). Each is the line ``verify-many`` printed (``str`` or
+    ``bytes``, stored as it is) or the record's JSON value (stored compact, as
+    ``verify-many`` prints it)."""
     from ..ledger import RecordRefused
 
     refused = 0
-    for document in documents:
-        body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    for item in records:
+        if isinstance(item, str):
+            body = item.encode("utf-8")
+        elif isinstance(item, bytes):
+            body = item
+        else:
+            body = json.dumps(item, ensure_ascii=False).encode("utf-8")
         try:
             ledger.add(body)
         except RecordRefused as exc:
