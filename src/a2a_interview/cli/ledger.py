@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import re
@@ -554,17 +553,6 @@ def register(subparsers: Any) -> None:
     sched.add_argument("--older-than", type=age, required=True, metavar="AGE",
                        help="e.g. 90s, 30m, 6h, 1d, 2w")  # fmt: skip
     sched.set_defaults(run=_schedule)
-
-    # More `ledger` subcommands from their own module (the web page: `ledger serve`):
-    # cli/ledger_web.py, when present, defines register_ledger(command), where
-    # command(name, help, description) returns a parser with --store and --json.
-    try:
-        web = importlib.import_module(f"{__package__}.ledger_web")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.ledger_web":
-            raise
-    else:
-        web.register_ledger(command)
 
     worker = subparsers.add_parser(
         "worker",
