@@ -479,3 +479,17 @@ def test_the_ledger_surface_is_pinned() -> None:
     ])  # fmt: skip
     for name in ledger.__all__:
         assert hasattr(ledger, name), name
+
+
+def test_a_missing_postgresql_skips_here_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The brief's rule for parts CI installs: skip with the reason only where CI is unset.
+    import pg
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="PostgreSQL binaries not found"):
+        pg.missing("PostgreSQL binaries not found")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"CI must install it: \.ci/run"):
+        pg.missing("PostgreSQL binaries not found")
