@@ -31,11 +31,13 @@ from . import (
     EXIT_NOT_OFFERED,
     EXIT_OK,
     EXIT_UNREACHABLE,
+    EXIT_USAGE,
     UsageError,
     read_input,
     write_atomic,
 )
 from .files import check_output, open_atomic
+from .ledger import add_store_option, keep, open_store
 
 OUTCOME_EXIT: Final[dict[str, int]] = {
     "consistent": EXIT_OK,
@@ -261,6 +263,7 @@ def register(subparsers: Any) -> None:
     out.add_argument("--record", metavar="FILE", help="also write the record to FILE")
     out.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per check)")
     out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    add_store_option(out, default=False)
     _add_runner(verify)
     keys = verify.add_argument_group("card keys (PROFILE §6.4)")
     keys.add_argument(
@@ -311,6 +314,7 @@ def register(subparsers: Any) -> None:
                       help="processes, each verifying --concurrency agents at once "
                       "(default: one per core, at most 8; fewer for short lists)")  # fmt: skip
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_store_option(many, default=False)
     _add_runner(many)
     _add_procedure(many)
     _add_network(many, "each agent's whole procedure")
@@ -407,11 +411,16 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"a2a-interview: {stage}", file=sys.stderr)
 
     options = _options(args, jwks=jwks, progress=progress)
+    ledger = open_store(args.store) if args.store else None  # a bad store fails first
     try:
         record = anyio.run(lambda: verify(url, options))
     except Exception as exc:
         return _internal(exc)
     document = record.to_json()
+    if ledger is not None:
+        with ledger:
+            if keep(ledger, [document]):
+                return EXIT_USAGE
     if args.record:
         _write(args.record, _pretty(document), "--record")
     if args.junit:
@@ -529,6 +538,7 @@ def _verify_many(args: argparse.Namespace) -> int:
     urls = _read_urls(args.file)
     workers = args.workers or default_workers()
     options = _options(args)
+    ledger = open_store(args.store) if args.store else None  # a bad store fails first
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()
 
@@ -564,6 +574,10 @@ def _verify_many(args: argparse.Namespace) -> int:
         return _internal(exc)
     documents = [document for _line, document in documents]
     sys.stderr.write(_summary(urls, documents, time.monotonic() - started))
+    if ledger is not None:
+        with ledger:
+            if keep(ledger, documents):
+                return EXIT_USAGE
     outcomes = {str(d["outcome"]) for d in documents}
     if "non_conformant" in outcomes:
         return EXIT_FAILED

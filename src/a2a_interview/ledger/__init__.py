@@ -1,0 +1,41 @@
+"""The evidence ledger (issue 9): result records kept byte for byte, read back with
+their standing recomputed, and re-verified on a schedule by workers.
+
+    from a2a_interview.ledger import Ledger
+    with Ledger.open("sqlite:///ledger.db") as ledger:   # or postgresql://...
+        stored = ledger.add(record_bytes)                 # -> StoredRecord
+        for agent in ledger.agents():                     # ordered by card URL
+            print(agent.card_url, agent.latest.outcome, agent.latest.standing)
+
+Needs the ``ledger`` extra (SQLAlchemy, Alembic, psycopg, procrastinate). The job
+queue (``a2a_interview.ledger.jobs``) needs a PostgreSQL store.
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    BadSignature,
+    JobsNeedPostgreSQL,
+    LedgerError,
+    NotARecord,
+    RecordRefused,
+    StoreTooNew,
+    StoreUnavailable,
+)
+from .store import DEFAULT_STORE, AgentSummary, Ledger, StoredRecord, agent_key, parse_store_url
+
+__all__ = [
+    "DEFAULT_STORE",
+    "AgentSummary",
+    "BadSignature",
+    "JobsNeedPostgreSQL",
+    "Ledger",
+    "LedgerError",
+    "NotARecord",
+    "RecordRefused",
+    "StoreTooNew",
+    "StoreUnavailable",
+    "StoredRecord",
+    "agent_key",
+    "parse_store_url",
+]

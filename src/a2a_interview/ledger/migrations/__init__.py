@@ -1,0 +1,1 @@
+"""The ledger's schema migrations (Alembic), run by ``Ledger.open`` and ``ledger migrate``."""

@@ -1,0 +1,651 @@
+"""The store: result records kept byte for byte, beside columns to find them by.
+
+SQLAlchemy Core on SQLite (a file, the default) or PostgreSQL (psycopg 3); the schema
+is versioned by Alembic, whose migrations ship in ``a2a_interview/ledger/migrations``
+and run when a store is opened (``docs/decisions.md``, "Ledger store").
+
+What a record row keeps, and why:
+
+- ``body``: the bytes as given (surrounding whitespace trimmed), never re-serialized, so
+  a signature over them verifies again anywhere (PROFILE §8);
+- ``digest``: ``sha256:`` of the record's JCS form, unique: the same record added twice,
+  whatever its spelling, is one row;
+- ``job_key``: unique when set: a worker's job writes at most one record, even when the
+  job runs again after its worker was killed;
+- ``card_url`` (the agent's key), ``outcome``, ``party``, runner, times: indexed
+  columns copied from the record. ``standing`` is a filtering column refreshed from
+  :func:`a2a_interview.record.standing_of`; what a reader is given is always recomputed
+  (interview §8, §9 rule 4).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Final, Literal
+
+try:
+    import sqlalchemy as sa
+    from sqlalchemy import event
+    from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+    from sqlalchemy.engine import Connection, Engine
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("the ledger needs SQLAlchemy: pip install 'a2a-interview[ledger]'") from exc
+
+from ..checks import Outcome
+from ..errors import IngressError
+from ..ijson import JSONObject, loads
+from ..jcs import digest
+from ..record import PARTIES, Standing, standing_of, verify_record_signature
+from ..spec import RESULT_FORMAT
+from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
+
+__all__ = [
+    "DEFAULT_STORE",
+    "AgentSummary",
+    "Ledger",
+    "StoredRecord",
+    "agent_key",
+    "parse_store_url",
+]
+
+DEFAULT_STORE: Final = "a2a-interview-ledger.db"
+MAX_URL: Final = 2048  # an indexed column: PostgreSQL's b-tree refuses huge keys
+MAX_NAME: Final = 1024
+_MIGRATIONS: Final = "a2a_interview.ledger:migrations"
+VERSION_TABLE: Final = "a2a_interview_ledger_version"
+# One advisory lock key for "migrating the ledger", so that workers starting together
+# on one PostgreSQL migrate one after the other (any fixed 64-bit number would do).
+_MIGRATION_LOCK: Final = 0x6132615F6C6564
+
+Dialect = Literal["sqlite", "postgresql"]
+
+_metadata = sa.MetaData()
+# The table as the code reads it; the migrations create it (they never import this).
+records: Final = sa.Table(
+    "ledger_records",
+    _metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True),
+    sa.Column("digest", sa.String(71), nullable=False, unique=True),
+    sa.Column("card_url", sa.Text(), nullable=False),
+    sa.Column("agent_url", sa.Text(), nullable=False),
+    sa.Column("outcome", sa.String(32), nullable=False),
+    sa.Column("party", sa.String(32), nullable=False),
+    sa.Column("runner_name", sa.Text(), nullable=False),
+    sa.Column("runner_key", sa.Text(), nullable=True),
+    sa.Column("signature", sa.String(16), nullable=False),
+    sa.Column("standing", sa.String(16), nullable=False),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("job_key", sa.String(200), nullable=True, unique=True),
+    sa.Column("body", sa.LargeBinary(), nullable=False),
+)
+
+
+meta: Final = sa.Table(
+    "ledger_meta",
+    _metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text(), nullable=False),
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """One stored result record.
+
+    ``body`` is the record's bytes as given; ``document`` is them parsed; ``standing``
+    is recomputed from ``document`` on every access (never read from the store).
+    ``signature`` is the runner signature's status when stored: ``valid`` or
+    ``unsigned`` (an unsigned record is a claim about itself and is kept as such).
+    Times are aware UTC datetimes.
+    """
+
+    id: int
+    digest: str
+    card_url: str
+    agent_url: str
+    outcome: str
+    party: str
+    runner_name: str
+    runner_key: str | None
+    signature: str
+    started_at: datetime
+    finished_at: datetime
+    stored_at: datetime
+    job_key: str | None
+    body: bytes
+    document: JSONObject = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        value = loads(self.body)
+        assert isinstance(value, dict)  # stored only after the same check
+        object.__setattr__(self, "document", value)
+
+    @property
+    def standing(self) -> Standing:
+        """``claim`` or ``evidence``, recomputed now (PROFILE §8)."""
+        return standing_of(self.document)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSummary:
+    """An agent (keyed by its card URL): its latest record and how many it has."""
+
+    card_url: str
+    latest: StoredRecord
+    count: int
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a record before it is stored
+
+
+def _utc(text: Any, member: str) -> datetime:
+    if not isinstance(text, str) or len(text) > 64:
+        raise NotARecord(f"{member} is not an RFC 3339 time")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise NotARecord(f"{member} is not an RFC 3339 time") from None
+    if moment.tzinfo is None:
+        raise NotARecord(f"{member} has no time zone")
+    return moment.astimezone(UTC)
+
+
+def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise NotARecord(f"{member} is not a non-empty string")
+    if len(value) > limit:
+        raise NotARecord(f"{member} is longer than {limit} characters")
+    if "\x00" in value:
+        raise NotARecord(f"{member} holds a NUL character")
+    return value
+
+
+def agent_key(agent_url: str, card_url: str | None) -> str:
+    """The URL an agent is filed under: its card URL as the record names it; for a
+    record without one (the card was never read), the card URL the verifier would
+    have fetched for ``agent_url`` (``verifier.client.card_url_for``), so that an
+    agent's unreachable runs sit in the same history as its others."""
+    if card_url is not None:
+        return card_url
+    try:
+        from ..verifier.client import InsecureURL, card_url_for
+    except ImportError:  # pragma: no cover - the ledger extra installs the client
+        return agent_url
+    try:
+        return card_url_for(agent_url)
+    except InsecureURL:
+        return agent_url
+
+
+def _columns(body: bytes) -> dict[str, Any]:
+    """The row for ``body``, or the refusal (PROFILE §8 members; strict I-JSON)."""
+    try:
+        document = loads(body)  # the 1 MiB bound of PROFILE §1.4
+    except IngressError as exc:
+        raise NotARecord(f"not strict I-JSON ({exc.code})") from None
+    if not isinstance(document, dict):
+        raise NotARecord("not a JSON object")
+    if document.get("format") != RESULT_FORMAT:
+        raise NotARecord(f"format is not {RESULT_FORMAT}")
+    agent = document.get("agent")
+    if not isinstance(agent, dict):
+        raise NotARecord("agent is not an object")
+    agent_url = _text(agent.get("url"), "agent.url", MAX_URL)
+    card_url = _text(agent.get("card_url"), "agent.card_url", MAX_URL, optional=True)
+    assert agent_url is not None
+    ran_by = document.get("ran_by")
+    if not isinstance(ran_by, dict):
+        raise NotARecord("ran_by is not an object")
+    if ran_by.get("party") not in PARTIES:
+        raise NotARecord("ran_by.party is not one of " + ", ".join(PARTIES))
+    name = _text(ran_by.get("name"), "ran_by.name", MAX_NAME)
+    key = _text(ran_by.get("key"), "ran_by.key", MAX_NAME, optional=True)
+    outcome = document.get("outcome")
+    if outcome not in {str(o) for o in Outcome}:
+        raise NotARecord("outcome is not one of " + ", ".join(str(o) for o in Outcome))
+    started = _utc(document.get("started_at"), "started_at")
+    finished = _utc(document.get("finished_at"), "finished_at")
+    signature = verify_record_signature(document)
+    if signature.status == "invalid":
+        if signature.keys:
+            raise BadSignature("no runner signature by ran_by.key (PROFILE §8)")
+        raise BadSignature("the runner signature does not verify (PROFILE §8)")
+    try:
+        record_digest = digest(document)
+    except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
+        raise NotARecord("the record has no canonical form") from None
+    return {
+        "digest": record_digest,
+        "card_url": agent_key(agent_url, card_url),
+        "agent_url": agent_url,
+        "outcome": outcome,
+        "party": ran_by["party"],
+        "runner_name": name,
+        "runner_key": key,
+        "signature": signature.status,
+        "standing": standing_of(document),
+        "started_at": started,
+        "finished_at": finished,
+        "body": body,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Opening a store
+
+
+def parse_store_url(url: str | os.PathLike[str]) -> tuple[sa.URL, Dialect]:
+    """The SQLAlchemy URL and dialect for a store given as ``sqlite:///PATH``, a bare
+    file path, or ``postgresql://...`` (``postgres://`` and ``postgresql+psycopg://``
+    too). Raises ``StoreUnavailable`` for anything else; the message never repeats
+    the URL (it may hold a password)."""
+    text = os.fspath(url)
+    if not text:
+        raise StoreUnavailable("the store URL is empty")
+    if "://" not in text:
+        return sa.URL.create("sqlite+pysqlite", database=text), "sqlite"
+    try:
+        parsed = sa.make_url(text)
+    except (sa.exc.ArgumentError, ValueError):
+        raise StoreUnavailable("the store URL is malformed") from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "sqlite" and driver in ("", "pysqlite"):
+        if not parsed.database or parsed.database == ":memory:":
+            raise StoreUnavailable("a SQLite store needs a file: sqlite:///PATH")
+        return parsed.set(drivername="sqlite+pysqlite"), "sqlite"
+    if backend in ("postgresql", "postgres") and driver in ("", "psycopg"):
+        return parsed.set(drivername="postgresql+psycopg"), "postgresql"
+    raise StoreUnavailable(
+        "the store URL must be sqlite:///PATH, a file path, or postgresql://HOST/DB"
+    )
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
+    # WAL: the web page reads while a writer adds; busy_timeout: writers wait their turn.
+    # isolation_level None: SQLAlchemy's "begin" event below emits BEGIN itself, so DDL
+    # is transactional too (pysqlite would otherwise run it outside any transaction).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    # A migration takes the write lock first (IMMEDIATE), so processes opening a new
+    # file together create the schema once; everything else begins as usual.
+    immediate = connection.get_execution_options().get("ledger_immediate", False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+_PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
+
+# Alembic keeps its running context in module globals: one migration per process at a
+# time (other processes are held off by the database's own lock).
+_MIGRATING: Final = threading.Lock()
+
+
+def _migrate(connection: Connection, dialect: Dialect) -> None:
+    """Upgrade the schema to this version's head inside ``connection``'s transaction."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
+    if dialect == "postgresql":
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    config = Config()
+    config.set_main_option("script_location", _MIGRATIONS)
+    config.attributes["connection"] = connection
+    script = ScriptDirectory.from_config(config)
+    current = MigrationContext.configure(
+        connection, opts={"version_table": VERSION_TABLE}
+    ).get_current_revision()
+    if current is not None:
+        try:
+            known = script.get_revision(current)
+        except CommandError:
+            known = None
+        if known is None:
+            raise StoreTooNew(
+                "the store was migrated by a newer a2a-interview; upgrade before using it"
+            )
+    command.upgrade(config, "head")
+
+
+def _unavailable(exc: Exception) -> StoreUnavailable:
+    # Fixed words: a driver's message may carry the host, the user or the query.
+    if isinstance(exc, sa.exc.OperationalError):
+        return StoreUnavailable("the store cannot be opened or reached")
+    return StoreUnavailable("the store is not a usable ledger database")
+
+
+def _refresh_standing(connection: Connection) -> int:
+    changed, last = 0, 0
+    query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
+    while True:  # in pages: a large store never sits in memory at once
+        rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
+        if not rows:
+            return changed
+        last = rows[-1].id
+        updates = [
+            {"row_id": row.id, "standing": now}
+            for row in rows
+            if (now := standing_of(loads(row.body))) != row.standing
+        ]
+        if updates:
+            connection.execute(
+                records.update()
+                .where(records.c.id == sa.bindparam("row_id"))
+                .values(standing=sa.bindparam("standing")),
+                updates,
+            )
+            changed += len(updates)
+
+
+# ---------------------------------------------------------------------------------------
+# The ledger
+
+
+class Ledger:
+    """A store of result records. Open with :meth:`open`; close with :meth:`close`
+    (or use it as a context manager). Safe to share between threads; any number of
+    processes may open the same store (PostgreSQL for many machines).
+    """
+
+    def __init__(self, engine: Engine, dialect: Dialect, url: sa.URL) -> None:
+        self._engine = engine
+        self.dialect: Dialect = dialect
+        self._url = url
+
+    @classmethod
+    def open(cls, url: str | os.PathLike[str] = DEFAULT_STORE, *, migrate: bool = True) -> Ledger:
+        """Open the store at ``url`` (see :func:`parse_store_url`), creating a SQLite
+        file when missing, and bring its schema to this version (``migrate=False``
+        skips that: the caller runs :meth:`migrate`).
+
+        Raises ``StoreUnavailable`` (a bad URL, a file that cannot be opened, a server
+        that cannot be reached) and ``StoreTooNew`` (a schema from a newer version).
+        """
+        sa_url, dialect = parse_store_url(url)
+        if dialect == "sqlite":
+            folder = Path(sa_url.database or "").parent
+            if not folder.is_dir():
+                raise StoreUnavailable("the SQLite store's folder does not exist")
+            engine = sa.create_engine(sa_url)
+            event.listen(engine, "connect", _sqlite_pragmas)
+            event.listen(engine, "begin", _sqlite_begin)
+        else:
+            engine = sa.create_engine(
+                sa_url, pool_pre_ping=True, connect_args={"connect_timeout": 10}
+            )
+        ledger = cls(engine, dialect, sa_url)
+        try:
+            if migrate:
+                ledger.migrate(refresh=False)
+            else:
+                with ledger._read():
+                    pass
+        except BaseException:
+            engine.dispose()
+            raise
+        return ledger
+
+    def migrate(self, *, refresh: bool = True) -> None:
+        """Bring the schema to this version's head (a no-op when it is there), then
+        refresh the ``standing`` column from ``standing_of``: always with ``refresh``,
+        else only when another release refreshed it last (``Ledger.open``). Raises as
+        :meth:`open`."""
+        from .. import __version__
+
+        # All under the migration lock, so openers together refresh one at a time.
+        with _MIGRATING, self._begin(ledger_immediate=True) as connection:
+            _migrate(connection, self.dialect)
+            last = connection.execute(
+                sa.select(meta.c.value).where(meta.c.key == "standing_by")
+            ).scalar_one_or_none()
+            if refresh or last != __version__:
+                _refresh_standing(connection)
+                connection.execute(meta.delete().where(meta.c.key == "standing_by"))
+                connection.execute(meta.insert().values(key="standing_by", value=__version__))
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @property
+    def conninfo(self) -> str:
+        """The libpq connection string of a PostgreSQL store (for the job queue);
+        raises ``StoreUnavailable`` for SQLite."""
+        if self.dialect != "postgresql":
+            raise StoreUnavailable("not a PostgreSQL store")
+        return self._url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    @contextlib.contextmanager
+    def _begin(self, **options: Any) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as connection:
+                if options:
+                    connection.execution_options(**options)
+                with connection.begin():
+                    yield connection
+        except sa.exc.IntegrityError:
+            raise  # a constraint: the caller's business (see put)
+        except sa.exc.DBAPIError as exc:
+            raise _unavailable(exc) from None
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as connection:
+                yield connection
+        except sa.exc.DBAPIError as exc:
+            raise _unavailable(exc) from None
+
+    # -- writing ------------------------------------------------------------------------
+
+    def add(self, body: bytes, *, job_key: str | None = None) -> StoredRecord:
+        """Store one record (its bytes as given, surrounding whitespace trimmed) and
+        return it. See :meth:`put`."""
+        return self.put(body, job_key=job_key)[0]
+
+    def put(self, body: bytes, *, job_key: str | None = None) -> tuple[StoredRecord, bool]:
+        """Store one record; return it and whether it is new.
+
+        Idempotent: a record already stored (the same JCS digest) is returned as it
+        is, with ``False``; so is the record already written for ``job_key`` (a job
+        that runs again after its worker died writes nothing more).
+
+        Raises ``NotARecord`` (not strict I-JSON within 1 MiB, not an object, a
+        PROFILE §8 member missing or malformed), ``BadSignature`` (the record carries
+        ``signatures`` that do not verify, or none by ``ran_by.key``; an unsigned
+        record is accepted: it is a claim), ``StoreUnavailable``.
+        """
+        row = _columns(bytes(body).strip(b" \t\r\n"))
+        if job_key is not None:
+            done = self.by_job(job_key)
+            if done is not None:
+                return done, False
+        with self._begin() as connection:
+            return self._insert(connection, row, job_key)
+
+    def put_many(self, bodies: Iterable[bytes]) -> list[tuple[StoredRecord, bool] | RecordRefused]:
+        """Store several records in one transaction (``ledger import``): for each, in
+        order, what :meth:`put` returns, or the ``RecordRefused`` it would raise.
+        Raises ``StoreUnavailable`` (and then none of them is stored)."""
+        results: list[tuple[StoredRecord, bool] | RecordRefused] = []
+        rows: list[tuple[int, dict[str, Any]]] = []
+        for body in bodies:
+            try:
+                rows.append((len(results), _columns(bytes(body).strip(b" \t\r\n"))))
+            except RecordRefused as exc:
+                results.append(exc)
+                continue
+            results.append(_PENDING)
+        with self._begin() as connection:
+            for index, row in rows:
+                results[index] = self._insert(connection, row, None)
+        return results
+
+    def _insert(
+        self, connection: Connection, row: dict[str, Any], job_key: str | None
+    ) -> tuple[StoredRecord, bool]:
+        row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
+        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
+        # Either unique column may clash: the same record (digest), or this job's record
+        # written by an earlier run (job_key). Nothing is written then; the row is read.
+        new_id = connection.execute(
+            insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
+        ).scalar_one_or_none()
+        if new_id is not None:
+            return self._stored(SimpleNamespace(id=new_id, **row)), True
+        for column, value in ((records.c.job_key, job_key), (records.c.digest, row["digest"])):
+            if value is not None:
+                found = connection.execute(sa.select(records).where(column == value)).first()
+                if found is not None:
+                    return self._stored(found), False
+        raise StoreUnavailable("the store refused a record for a reason it did not say")
+
+    def refresh_standing(self) -> int:
+        """Recompute the ``standing`` column of every row from ``standing_of`` (as
+        :meth:`migrate` does). Returns how many rows changed."""
+        with self._begin() as connection:
+            return _refresh_standing(connection)
+
+    # -- reading ------------------------------------------------------------------------
+
+    @staticmethod
+    def _stored(row: Any) -> StoredRecord:
+        def aware(moment: datetime) -> datetime:
+            # SQLite keeps no zone: every time here was stored as UTC.
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+        return StoredRecord(
+            id=row.id,
+            digest=row.digest,
+            card_url=row.card_url,
+            agent_url=row.agent_url,
+            outcome=row.outcome,
+            party=row.party,
+            runner_name=row.runner_name,
+            runner_key=row.runner_key,
+            signature=row.signature,
+            started_at=aware(row.started_at),
+            finished_at=aware(row.finished_at),
+            stored_at=aware(row.stored_at),
+            job_key=row.job_key,
+            body=bytes(row.body),
+        )
+
+    def _one(self, where: Any) -> StoredRecord | None:
+        with self._read() as connection:
+            row = connection.execute(sa.select(records).where(where)).first()
+        return None if row is None else self._stored(row)
+
+    def get(self, record_id: int) -> StoredRecord | None:
+        """The record with this id, or ``None``."""
+        if not isinstance(record_id, int) or not 0 < record_id < 2**63:
+            return None
+        return self._one(records.c.id == record_id)
+
+    def by_job(self, job_key: str) -> StoredRecord | None:
+        """The record a worker's job wrote, or ``None`` when it has written none."""
+        return self._one(records.c.job_key == job_key)
+
+    def _latest(self) -> Any:
+        ranked = sa.select(
+            records,
+            sa.func.row_number()
+            .over(
+                partition_by=records.c.card_url,
+                order_by=(records.c.finished_at.desc(), records.c.id.desc()),
+            )
+            .label("rank"),
+            sa.func.count().over(partition_by=records.c.card_url).label("n_records"),
+        ).subquery()
+        return ranked
+
+    def agents(self) -> list[AgentSummary]:
+        """Every agent with its latest record (the latest ``finished_at``; the later
+        stored on a tie) and its record count, ordered by card URL: never by outcome
+        (interview §9: absence of the extension is never ranked)."""
+        ranked = self._latest()
+        query = sa.select(ranked).where(ranked.c.rank == 1).order_by(ranked.c.card_url)
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+        return [AgentSummary(row.card_url, self._stored(row), int(row.n_records)) for row in rows]
+
+    def latest(self, card_url: str) -> StoredRecord | None:
+        """The agent's latest record, or ``None`` for an agent the ledger does not
+        know."""
+        history = self.history(card_url)
+        return history[-1] if history else None
+
+    def history(self, card_url: str) -> list[StoredRecord]:
+        """The agent's records, oldest first (by ``finished_at``, then as stored);
+        empty for an agent the ledger does not know."""
+        query = (
+            sa.select(records)
+            .where(records.c.card_url == card_url)
+            .order_by(records.c.finished_at, records.c.id)
+        )
+        with self._read() as connection:
+            return [self._stored(row) for row in connection.execute(query)]
+
+    def due(self, older_than: timedelta, now: datetime) -> list[str]:
+        """Card URLs of the agents whose latest record finished before
+        ``now - older_than``, ordered by card URL. ``now`` must be aware."""
+        if now.tzinfo is None:
+            raise ValueError("a naive datetime has no zone")
+        cutoff = now.astimezone(UTC) - older_than
+        ranked = self._latest()
+        query = (
+            sa.select(ranked.c.card_url)
+            .where(ranked.c.rank == 1, ranked.c.finished_at < cutoff)
+            .order_by(ranked.c.card_url)
+        )
+        with self._read() as connection:
+            return [row.card_url for row in connection.execute(query)]
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every record, in the order stored (``ledger export``)."""
+        last = 0
+        while True:  # in pages: a large store never sits in memory at once
+            query = sa.select(records).where(records.c.id > last).order_by(records.c.id)
+            with self._read() as connection:
+                page = [self._stored(row) for row in connection.execute(query.limit(500))]
+            if not page:
+                return
+            yield from page
+            last = page[-1].id
+
+    def count(self) -> int:
+        """How many records the store holds."""
+        with self._read() as connection:
+            return int(
+                connection.execute(sa.select(sa.func.count()).select_from(records)).scalar_one()
+            )
