@@ -33,7 +33,7 @@ EXIT_UNREACHABLE = 3
 EXIT_NOT_OFFERED = 4
 
 # Command modules, in --help order. Each defines register(subparsers).
-_GROUPS = ("publish", "verify", "serve", "proxy")
+_GROUPS = ("publish", "verify", "serve", "proxy", "ledger")
 
 EPILOG = """\
 exit codes: 0 ok (consistent, churn, verified) · 1 non_conformant / did not verify ·

@@ -31,10 +31,12 @@ from . import (
     EXIT_NOT_OFFERED,
     EXIT_OK,
     EXIT_UNREACHABLE,
+    EXIT_USAGE,
     UsageError,
     read_input,
     write_atomic,
 )
+from .ledger import add_store_option, keep, open_store
 
 OUTCOME_EXIT: Final[dict[str, int]] = {
     "consistent": EXIT_OK,
@@ -232,6 +234,7 @@ def register(subparsers: Any) -> None:
     out.add_argument("--record", metavar="FILE", help="also write the record to FILE")
     out.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per check)")
     out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    add_store_option(out, default=False)
     _add_runner(verify)
     keys = verify.add_argument_group("card keys (PROFILE §6.4)")
     keys.add_argument(
@@ -275,6 +278,7 @@ def register(subparsers: Any) -> None:
                       help="time bound for each agent's whole procedure (default 60)")  # fmt: skip
     many.add_argument("--out", metavar="FILE", help="write the JSON Lines here (default stdout)")
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_store_option(many, default=False)
     _add_runner(many)
     _add_procedure(many)
     many.set_defaults(run=_verify_many)
@@ -366,11 +370,16 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"a2a-interview: {stage}", file=sys.stderr)
 
     options = _options(args, jwks=jwks, progress=progress)
+    ledger = open_store(args.store) if args.store else None  # a bad store fails first
     try:
         record = anyio.run(lambda: verify(url, options))
     except Exception as exc:
         return _internal(exc)
     document = record.to_json()
+    if ledger is not None:
+        with ledger:
+            if keep(ledger, [document]):
+                return EXIT_USAGE
     if args.record:
         _write(args.record, _pretty(document), "--record")
     if args.junit:
@@ -508,6 +517,7 @@ def _verify_many(args: argparse.Namespace) -> int:
 
     urls = _read_urls(args.file)
     options = _options(args, total_timeout=args.agent_timeout)
+    ledger = open_store(args.store) if args.store else None  # a bad store fails first
     progress = _Progress(len(urls), not args.no_progress)
     started = time.monotonic()
     try:
@@ -532,6 +542,10 @@ def _verify_many(args: argparse.Namespace) -> int:
     except Exception as exc:  # a full disk, a closed pipe, a bug: one line, never a traceback
         return _internal(exc)
     sys.stderr.write(_summary(urls, documents, time.monotonic() - started))
+    if ledger is not None:
+        with ledger:
+            if keep(ledger, documents):
+                return EXIT_USAGE
     outcomes = {str(d["outcome"]) for d in documents}
     if "non_conformant" in outcomes:
         return EXIT_FAILED

@@ -253,13 +253,12 @@ def parse_store_url(url: str | os.PathLike[str]) -> tuple[sa.URL, Dialect]:
         parsed = sa.make_url(text)
     except (sa.exc.ArgumentError, ValueError):
         raise StoreUnavailable("the store URL is malformed") from None
-    backend = parsed.get_backend_name()
-    driver = parsed.get_driver_name()
-    if backend == "sqlite" and driver in ("pysqlite", "sqlite"):
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "sqlite" and driver in ("", "pysqlite"):
         if not parsed.database or parsed.database == ":memory:":
             raise StoreUnavailable("a SQLite store needs a file: sqlite:///PATH")
         return parsed.set(drivername="sqlite+pysqlite"), "sqlite"
-    if backend in ("postgresql", "postgres") and driver in ("psycopg", "psycopg2", "postgres"):
+    if backend in ("postgresql", "postgres") and driver in ("", "psycopg"):
         return parsed.set(drivername="postgresql+psycopg"), "postgresql"
     raise StoreUnavailable(
         "the store URL must be sqlite:///PATH, a file path, or postgresql://HOST/DB"
@@ -303,6 +302,13 @@ def _migrate(connection: Connection, dialect: Dialect) -> None:
     command.upgrade(config, "head")
 
 
+def _unavailable(exc: Exception) -> StoreUnavailable:
+    # Fixed words: a driver's message may carry the host, the user or the query.
+    if isinstance(exc, sa.exc.OperationalError):
+        return StoreUnavailable("the store cannot be opened or reached")
+    return StoreUnavailable("the store is not a usable ledger database")
+
+
 # ---------------------------------------------------------------------------------------
 # The ledger
 
@@ -343,7 +349,7 @@ class Ledger:
             if migrate:
                 ledger.migrate()
             else:
-                with engine.connect():
+                with ledger._read():
                     pass
         except BaseException:
             engine.dispose()
@@ -380,16 +386,18 @@ class Ledger:
         try:
             with self._engine.begin() as connection:
                 yield connection
-        except sa.exc.OperationalError:
-            raise StoreUnavailable("the store cannot be opened or reached") from None
+        except sa.exc.IntegrityError:
+            raise  # a constraint: the caller's business (see put)
+        except sa.exc.DBAPIError as exc:
+            raise _unavailable(exc) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
         try:
             with self._engine.connect() as connection:
                 yield connection
-        except sa.exc.OperationalError:
-            raise StoreUnavailable("the store cannot be opened or reached") from None
+        except sa.exc.DBAPIError as exc:
+            raise _unavailable(exc) from None
 
     # -- writing ------------------------------------------------------------------------
 

@@ -1,0 +1,556 @@
+"""``ledger`` (import, list, show, export, migrate, schedule) and ``worker``: the evidence
+ledger's command line (issue 9).
+
+Every command takes ``--store URL``: ``sqlite:///PATH`` or a file path (one machine),
+or ``postgresql://USER@HOST/DB`` (many machines; the job queue lives there). Without
+it, ``$A2A_INTERVIEW_STORE``, else the SQLite file ``a2a-interview-ledger.db`` in the
+current folder.
+
+Exit codes: 0 success; 1 ``ledger import``: some record was refused (the others were
+kept), ``ledger show``: no such agent; 2 usage error (bad arguments, a file that
+cannot be read, a store that cannot be opened, ``schedule``/``worker`` on SQLite).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from ..spec import MAX_DOCUMENT_BYTES
+from . import EXIT_FAILED, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger, StoredRecord
+
+STORE_ENV: Final = "A2A_INTERVIEW_STORE"
+
+LEDGER_EPILOG = """\
+examples (one machine, SQLite):
+  a2a-interview verify-many agents.txt --store ledger.db --as platform --name Acme
+  a2a-interview ledger import results.jsonl old-result.json --store ledger.db
+  a2a-interview ledger list --store ledger.db
+  a2a-interview ledger show https://agent.example --store ledger.db
+  a2a-interview ledger export --store ledger.db --out all.jsonl
+
+examples (many machines, one PostgreSQL):
+  export A2A_INTERVIEW_STORE=postgresql://ledger@db.internal/ledger
+  a2a-interview ledger migrate
+  a2a-interview ledger schedule --older-than 1d      # from cron, e.g. hourly
+  a2a-interview worker --as platform --name Acme --runner-key acme.seed   # on each machine
+
+Records are kept byte for byte as given; a record whose runner signature fails is
+refused; standing (claim or evidence) is recomputed on every read, never read from the
+record. The ledger lists agents by card URL: never ranked by outcome.
+
+exit codes: 0 ok · 1 import: some record refused (the others kept); show: no such
+agent · 2 usage error (bad arguments, unreadable file, store unusable)"""
+
+WORKER_EPILOG = """\
+examples:
+  a2a-interview worker --store postgresql://ledger@db.internal/ledger \\
+      --as platform --name "Acme Market" --runner-key acme.seed --concurrency 8
+  a2a-interview worker --once     # run what is queued, then stop (a cron job)
+
+Runs the verification jobs `ledger schedule` enqueued, on procrastinate in the store's
+PostgreSQL: start any number of workers on any number of machines. Each job
+interviews one agent and stores its record exactly once, even when a worker is killed
+mid-job (its job is queued again once its heartbeat has been silent --stalled-after
+seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds.
+
+exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL)"""
+
+_AGE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+_UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def age(text: str) -> timedelta:
+    """``90s``, ``30m``, ``6h``, ``1d``, ``2w`` (a bare number is seconds)."""
+    match = _AGE.fullmatch(text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError("an age such as 90s, 30m, 6h, 1d or 2w")
+    seconds = float(match[1]) * _UNITS[match[2]]
+    if seconds > 3650 * 86400:
+        raise argparse.ArgumentTypeError("at most 3650 days")
+    return timedelta(seconds=seconds)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds") from None
+    if not 0.1 <= value <= 86400:
+        raise argparse.ArgumentTypeError("between 0.1 and 86400 seconds")
+    return value
+
+
+def default_store() -> str:
+    from ..ledger import DEFAULT_STORE
+
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def add_store_option(parser: argparse.ArgumentParser | Any, *, default: bool = True) -> None:
+    """``--store URL`` (``verify`` and ``verify-many`` take it without a default)."""
+    help_text = (
+        "the ledger: sqlite:///PATH or a file path, or postgresql://USER@HOST/DB "
+        f"(default ${STORE_ENV}, else a2a-interview-ledger.db)"
+        if default
+        else "also keep the record(s) in this ledger (sqlite:///PATH, a file path, "
+        "or postgresql://USER@HOST/DB)"
+    )
+    parser.add_argument("--store", metavar="URL", default=None, help=help_text)
+
+
+def open_store(url: str | None) -> Ledger:
+    """The ledger at ``url`` (or the default), migrated. Raises ``LedgerError`` (exit 2
+    through ``main``) and ``ImportError`` naming the extra."""
+    from ..ledger import Ledger
+
+    return Ledger.open(url if url is not None else default_store())
+
+
+def keep(ledger: Ledger, documents: Sequence[Any]) -> int:
+    """Add the records ``verify``/``verify-many`` made; returns how many were refused
+    (each named on stderr). Records are stored compact, as ``verify-many`` prints them."""
+    from ..ledger import RecordRefused
+
+    refused = 0
+    for document in documents:
+        body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+        try:
+            ledger.add(body)
+        except RecordRefused as exc:
+            refused += 1
+            print(f"a2a-interview: record not stored: {exc.reason} [{exc.code}]",
+                  file=sys.stderr)  # fmt: skip
+    return refused
+
+
+# ---------------------------------------------------------------------------------------
+# Reading import files
+
+
+def _records_of(path: str) -> Iterator[tuple[int, bytes | None]]:
+    """The records of one file as (line, bytes): the whole file when it is one JSON
+    document, else one per non-blank line (JSON Lines). A line over the 1 MiB bound
+    yields ``None`` (refused without being read into memory)."""
+    handle: IO[bytes]
+    if path == "-":
+        handle = sys.stdin.buffer
+    else:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise UsageError(f"cannot read {path!r}: {exc.strerror}") from None
+    try:
+        head = handle.read(MAX_DOCUMENT_BYTES + 1)
+        first_line = head.split(b"\n", 1)[0].strip()
+        whole = len(head) <= MAX_DOCUMENT_BYTES and (
+            b"\n" not in head.strip() or not first_line.endswith(b"}")
+        )
+        if whole:  # one document (pretty-printed, or a single line)
+            if head.strip():
+                yield 1, head
+            return
+        if not first_line.endswith(b"}"):  # one document, over the bound
+            yield 1, None
+            return
+        yield from _lines(head, handle)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path!r}: {exc.strerror}") from None
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _lines(head: bytes, handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    number = 0
+    buffer = head
+    while True:
+        cut = buffer.find(b"\n")
+        while cut < 0 and len(buffer) <= MAX_DOCUMENT_BYTES:
+            more = handle.read(1 << 16)
+            if not more:
+                break
+            buffer += more
+            cut = buffer.find(b"\n")
+        if cut < 0 and len(buffer) > MAX_DOCUMENT_BYTES:
+            number += 1
+            yield number, None
+            while cut < 0:  # skip the rest of the oversized line
+                buffer = handle.read(1 << 16)
+                if not buffer:
+                    return
+                cut = buffer.find(b"\n")
+            buffer = buffer[cut + 1 :]
+            continue
+        if cut < 0:
+            line, buffer = buffer, b""
+        else:
+            line, buffer = buffer[:cut], buffer[cut + 1 :]
+        number += 1
+        if line.strip():
+            yield number, line
+        if not buffer and cut < 0:
+            return
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering
+
+
+def _when(moment: datetime) -> str:
+    from ..record import rfc3339
+
+    return rfc3339(moment)
+
+
+def summary(stored: StoredRecord) -> dict[str, Any]:
+    """A record's row as JSON: its columns, its standing recomputed now."""
+    return {
+        "id": stored.id,
+        "digest": stored.digest,
+        "card_url": stored.card_url,
+        "agent_url": stored.agent_url,
+        "outcome": stored.outcome,
+        "party": stored.party,
+        "runner_name": stored.runner_name,
+        "runner_key": stored.runner_key,
+        "runner_signature": stored.signature,
+        "standing": stored.standing,
+        "started_at": _when(stored.started_at),
+        "finished_at": _when(stored.finished_at),
+    }
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _line(stored: StoredRecord) -> str:
+    from ..report import show
+
+    return (
+        f"{stored.id:>6}  {_when(stored.finished_at)}  {stored.outcome:<15} "
+        f"{stored.standing:<9} {stored.party:<12} {show(stored.runner_name, 30)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Commands
+
+
+def _import(args: argparse.Namespace) -> int:
+    from ..ledger import RecordRefused
+
+    for path in args.files:
+        if path != "-" and not Path(path).is_file():
+            raise UsageError(f"cannot read {path!r}: not a file")
+    kept: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    with open_store(args.store) as ledger:
+        for path in args.files:
+            for number, body in _records_of(path):
+                where = {"file": path, "line": number}
+                if body is None:
+                    refused.append(where | {"code": "not_a_record",
+                                            "reason": "not strict I-JSON (too_large)"})  # fmt: skip
+                    continue
+                try:
+                    stored, new = ledger.put(body)
+                except RecordRefused as exc:
+                    refused.append(where | {"code": exc.code, "reason": exc.reason})
+                    continue
+                kept.append(where | {"id": stored.id, "new": new, "card_url": stored.card_url})
+    if args.json:
+        _print_json({"kept": kept, "refused": refused})
+    else:
+        for item in refused:
+            print(f"{item['file']}:{item['line']}: refused: {item['reason']} [{item['code']}]",
+                  file=sys.stderr)  # fmt: skip
+        fresh = sum(1 for k in kept if k["new"])
+        print(f"kept {len(kept)} record(s) ({fresh} new, {len(kept) - fresh} already present); "
+              f"refused {len(refused)}")  # fmt: skip
+    return EXIT_FAILED if refused else EXIT_OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..report import show
+
+    with open_store(args.store) as ledger:
+        agents = ledger.agents()
+    if args.json:
+        _print_json([
+            {"card_url": a.card_url, "count": a.count, "latest": summary(a.latest)}
+            for a in agents
+        ])  # fmt: skip
+        return EXIT_OK
+    if not agents:
+        print("the ledger holds no record yet")
+        return EXIT_OK
+    print(f"{'records':>7}  {'latest':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} "
+          "agent")  # fmt: skip
+    for agent in agents:
+        latest = agent.latest
+        print(
+            f"{agent.count:>7}  {_when(latest.finished_at):<24}  {latest.outcome:<15} "
+            f"{latest.standing:<9} {latest.party:<12} {show(agent.card_url, 80)[1:-1]}"
+        )
+    print("\nstanding is recomputed from each record; a claim is not evidence. "
+          "Agents are listed by card URL, never ranked.")  # fmt: skip
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from ..ledger import agent_key
+    from ..report import render_report, show
+
+    with open_store(args.store) as ledger:
+        history = ledger.history(args.agent)
+        if not history:
+            history = ledger.history(agent_key(args.agent, None))
+    if not history:
+        print(f"a2a-interview: the ledger holds no record of {show(args.agent, 120)}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    if args.json:
+        _print_json({
+            "card_url": history[-1].card_url,
+            "records": [summary(r) | {"record": r.document} for r in history],
+        })  # fmt: skip
+        return EXIT_OK
+    print(f"agent {show(history[-1].card_url, 200)[1:-1]}: {len(history)} record(s), "
+          "oldest first")  # fmt: skip
+    print(f"{'id':>6}  {'finished':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} name")
+    for stored in history:
+        print(_line(stored))
+    print(f"\nthe latest record ({history[-1].id}):\n")
+    sys.stdout.write(render_report(history[-1].document))
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    # JSON Lines, each record's bytes as stored. A record stored pretty-printed spans
+    # lines: its line breaks (whitespace JSON ignores; the signature covers the JCS
+    # form) are dropped so it fits one line; every other byte is as stored.
+    def write(sink: IO[bytes], ledger: Ledger) -> int:
+        count = 0
+        for stored in ledger.records():
+            sink.write(stored.body.replace(b"\r", b"").replace(b"\n", b"") + b"\n")
+            count += 1
+        return count
+
+    with open_store(args.store) as ledger:
+        if not args.out:
+            count = write(sys.stdout.buffer, ledger)
+            sys.stdout.buffer.flush()
+        else:
+            target = Path(args.out)
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            except OSError as exc:
+                raise UsageError(f"--out {args.out!r}: cannot write ({exc.strerror})") from None
+            try:
+                with os.fdopen(fd, "wb") as sink:
+                    count = write(sink, ledger)
+                    sink.flush()
+                    os.fsync(sink.fileno())
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+    if args.json:
+        print(json.dumps({"exported": count}), file=sys.stderr)
+    else:
+        print(f"exported {count} record(s)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    with open_store(args.store) as ledger:
+        count = ledger.count()
+    if args.json:
+        _print_json({"migrated": True, "dialect": ledger.dialect, "records": count})
+    else:
+        print(f"the {ledger.dialect} ledger is at this version's schema ({count} record(s))")
+    return EXIT_OK
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..ledger.jobs import schedule
+
+    with open_store(args.store) as ledger:
+        result = asyncio.run(schedule(ledger, args.older_than, datetime.now(UTC)))
+    if args.json:
+        _print_json({"enqueued": list(result.enqueued),
+                     "already_queued": list(result.already_queued)})  # fmt: skip
+        return EXIT_OK
+    from ..report import show
+
+    for card_url in result.enqueued:
+        print(f"enqueued {show(card_url, 200)[1:-1]}")
+    print(f"enqueued {len(result.enqueued)} agent(s); "
+          f"{len(result.already_queued)} already waiting in the queue")  # fmt: skip
+    return EXIT_OK
+
+
+def _worker(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..ledger.jobs import WorkerSettings, run_worker
+    from ..verifier.procedure import failed_record, verify
+    from .verify import _options
+
+    options = _options(args, total_timeout=args.agent_timeout)
+
+    async def interview(url: str) -> bytes:
+        try:
+            record = await verify(url, options)
+        except Exception:  # one agent's trouble never stops the worker
+            record = failed_record(url, options)
+        return json.dumps(record.to_json(), ensure_ascii=False).encode("utf-8")
+
+    def told(stored: StoredRecord, new: bool) -> None:
+        if args.json:
+            line = {"stored": new} | summary(stored)
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        else:
+            from ..report import show
+
+            state = "stored" if new else "already stored"
+            print(f"a2a-interview worker: record {stored.id} {state}: {stored.outcome} "
+                  f"{show(stored.card_url, 120)[1:-1]}", file=sys.stderr, flush=True)  # fmt: skip
+
+    settings = WorkerSettings(
+        verifier=interview,
+        concurrency=args.concurrency,
+        heartbeat=args.heartbeat,
+        stalled_after=args.stalled_after,
+        recover_every=args.recover_every,
+        once=args.once,
+        on_record=told,
+    )
+    with open_store(args.store) as ledger:
+        from ..ledger.jobs import _app
+
+        _app(ledger)  # SQLite: refused here, before anything starts
+        print("a2a-interview worker: waiting for jobs" if not args.once
+              else "a2a-interview worker: running the queued jobs", file=sys.stderr,
+              flush=True)  # fmt: skip
+        asyncio.run(run_worker(ledger, settings))
+    return EXIT_OK
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ledger`` (with its subcommands) and ``worker``."""
+    from .verify import _add_procedure, _add_runner, _positive
+    from .verify import _seconds as _agent_seconds
+
+    formatter = argparse.RawDescriptionHelpFormatter
+    ledger = subparsers.add_parser(
+        "ledger",
+        help="keep result records: import, list, show, export, schedule re-verification",
+        description="The evidence ledger: result records kept byte for byte, their "
+        "standing recomputed on every read, re-verified on a schedule by workers.",
+        epilog=LEDGER_EPILOG,
+        formatter_class=formatter,
+    )
+    commands = ledger.add_subparsers(dest="ledger_command", metavar="COMMAND",
+                                     parser_class=type(ledger))  # fmt: skip
+
+    def command(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = commands.add_parser(
+            name, help=help_text, description=description, epilog=LEDGER_EPILOG,
+            formatter_class=formatter,
+        )  # fmt: skip
+        add_store_option(parser)
+        parser.add_argument("--json", action="store_true", help="print JSON for machines")
+        return parser
+
+    imp = command(
+        "import", "add result records from files",
+        "Add the records of each FILE: one JSON record, or JSON Lines (one record per "
+        "line, as verify-many writes). Each record is checked (strict I-JSON within "
+        "1 MiB, the PROFILE §8 members, the runner signature when it has one) and kept "
+        "byte for byte; a refused record is named with its file, line and reason, and "
+        "the others are kept. A record already in the ledger is kept once.",
+    )  # fmt: skip
+    imp.add_argument("files", nargs="+", metavar="FILE", help="a record file ('-' for stdin)")
+    imp.set_defaults(run=_import)
+
+    lst = command("list", "list the agents with their latest record",
+                  "List each agent (by card URL, never ranked) with its latest record: "
+                  "outcome, who ran it and its standing, recomputed now.")  # fmt: skip
+    lst.set_defaults(run=_list)
+
+    show = command("show", "show an agent's history and its latest report",
+                   "Show the records of AGENT (its card URL or base URL), oldest first, "
+                   "then the report of the latest.")  # fmt: skip
+    show.add_argument("agent", metavar="AGENT")
+    show.set_defaults(run=_show)
+
+    export = command("export", "write every record as JSON Lines",
+                     "Write every record, in the order stored, one per line, each as "
+                     "its stored bytes (a pretty-printed record loses only its line "
+                     "breaks).")  # fmt: skip
+    export.add_argument("--out", metavar="FILE", help="write here (default stdout)")
+    export.set_defaults(run=_export)
+
+    migrate = command("migrate", "bring the store's schema to this version",
+                      "Create the store or upgrade its schema (every command does this "
+                      "on open; run it once before starting many workers).")  # fmt: skip
+    migrate.set_defaults(run=_migrate)
+
+    sched = command("schedule", "enqueue re-verification of agents not verified lately",
+                    "Enqueue a verification job for each agent whose latest record "
+                    "finished more than AGE ago; `a2a-interview worker` runs them. Needs "
+                    "a PostgreSQL store. An agent already waiting in the queue is not "
+                    "enqueued twice.")  # fmt: skip
+    sched.add_argument("--older-than", type=age, required=True, metavar="AGE",
+                       help="e.g. 90s, 30m, 6h, 1d, 2w")  # fmt: skip
+    sched.set_defaults(run=_schedule)
+
+    worker = subparsers.add_parser(
+        "worker",
+        help="run the ledger's verification jobs (PostgreSQL)",
+        description="Run the verification jobs `ledger schedule` enqueued; each stores "
+        "its record in the ledger exactly once.",
+        epilog=WORKER_EPILOG,
+        formatter_class=formatter,
+    )
+    add_store_option(worker)
+    worker.add_argument("--json", action="store_true",
+                        help="one JSON line per stored record on stdout")  # fmt: skip
+    run = worker.add_argument_group("worker")
+    run.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+                     help="jobs run at once (default 4)")  # fmt: skip
+    run.add_argument("--once", action="store_true",
+                     help="run the queued jobs, then stop (for cron)")  # fmt: skip
+    run.add_argument("--agent-timeout", type=_agent_seconds, default=120.0, metavar="S",
+                     help="time bound of one agent's whole procedure (default 120)")  # fmt: skip
+    run.add_argument("--heartbeat", type=_seconds, default=10.0, metavar="S",
+                     help="seconds between this worker's heartbeats (default 10)")  # fmt: skip
+    run.add_argument("--stalled-after", type=_seconds, default=60.0, metavar="S",
+                     help="a worker silent this long is dead: its jobs are queued again "
+                     "(default 60)")  # fmt: skip
+    run.add_argument("--recover-every", type=_seconds, default=30.0, metavar="S",
+                     help="seconds between looks for dead workers' jobs (default 30)")  # fmt: skip
+    _add_runner(worker)
+    _add_procedure(worker)
+    worker.set_defaults(run=_worker)
+    ledger.set_defaults(run=lambda _: (ledger.print_help(sys.stderr), 2)[1])

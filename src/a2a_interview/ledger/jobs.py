@@ -1,0 +1,190 @@
+"""Verification jobs on procrastinate, in the ledger's own PostgreSQL.
+
+``schedule`` enqueues one job per agent whose latest record is older than an age;
+``run_worker`` runs them: each job interviews the agent and adds the record to the
+ledger. Any number of workers on any number of machines share the one database.
+
+Exactly once, when a worker dies (docs/decisions.md, "Ledger store"):
+
+- a job's record is stored with the job's key (``job:<procrastinate id>``) under a
+  unique constraint, and a job first looks for a record under its key: a job that
+  runs again after its worker was killed between writing and acknowledging writes
+  nothing more;
+- a worker killed mid-job leaves the job ``doing`` with a silent heartbeat; every
+  worker looks for such stalled jobs every ``recover_every`` seconds and puts them
+  back in the queue (procrastinate's ``get_stalled_jobs`` and ``retry_job``), where
+  any worker takes them up again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+try:
+    import procrastinate
+    from procrastinate import exceptions as queue_errors
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
+    ) from exc
+
+from .errors import JobsNeedPostgreSQL
+from .store import Ledger, StoredRecord
+
+__all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key", "run_worker",
+           "schedule"]  # fmt: skip
+
+QUEUE: Final = "a2a-interview"
+TASK: Final = "a2a_interview.verify_agent"
+
+_log = logging.getLogger(__name__)
+
+# A job's work: interview the agent at ``url``; return the record's JSON bytes.
+Verifier = Callable[[str], Awaitable[bytes]]
+
+
+def job_key(job_id: int) -> str:
+    """The idempotency key a job's record is stored under."""
+    return f"job:{job_id}"
+
+
+def _app(ledger: Ledger) -> procrastinate.App:
+    if ledger.dialect != "postgresql":
+        raise JobsNeedPostgreSQL(
+            "scheduling and workers need a PostgreSQL store (the job queue lives there); "
+            "on one machine with SQLite, run verify-many --store instead"
+        )
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(conninfo=ledger.conninfo, min_size=1, max_size=4)
+    )
+
+    @app.task(
+        name=TASK,
+        queue=QUEUE,
+        pass_context=True,
+        # A store that blips is retried; an agent's trouble never raises (it is an
+        # ``unreachable`` record), so retries are about our side only.
+        retry=procrastinate.RetryStrategy(max_attempts=5, exponential_wait=5),
+    )
+    async def verify_agent(context: procrastinate.JobContext, url: str, card_url: str) -> str:
+        settings: WorkerSettings = context.additional_context["settings"]
+        assert context.job.id is not None
+        key = job_key(context.job.id)
+        done = await asyncio.to_thread(ledger.by_job, key)
+        if done is not None:  # written by a run whose worker died before acknowledging
+            if settings.on_record is not None:
+                settings.on_record(done, False)
+            return f"record {done.id} (already written)"
+        body = await settings.verifier(url)
+        stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
+        if settings.on_record is not None:
+            settings.on_record(stored, new)
+        return f"record {stored.id}"
+
+    return app
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleResult:
+    """What :func:`schedule` did: agents (card URLs) enqueued, and those already
+    waiting in the queue (left as they were)."""
+
+    enqueued: tuple[str, ...]
+    already_queued: tuple[str, ...]
+
+
+async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> ScheduleResult:
+    """Enqueue a verification job for each agent whose latest record finished before
+    ``now - older_than`` (``Ledger.due``). An agent with a job still waiting is not
+    enqueued twice (procrastinate's ``queueing_lock``, one per card URL); jobs for one
+    agent never run at once (``lock``).
+
+    Raises ``JobsNeedPostgreSQL`` for a SQLite store, ``StoreUnavailable``."""
+    app = _app(ledger)
+    due = await asyncio.to_thread(ledger.due, older_than, now)
+    enqueued: list[str] = []
+    already: list[str] = []
+    async with app.open_async():
+        task = app.tasks[TASK]
+        for card_url in due:
+            latest = await asyncio.to_thread(ledger.latest, card_url)
+            assert latest is not None
+            try:
+                await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
+                    url=latest.agent_url, card_url=card_url
+                )
+            except queue_errors.AlreadyEnqueued:
+                already.append(card_url)
+            else:
+                enqueued.append(card_url)
+    return ScheduleResult(tuple(enqueued), tuple(already))
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker runs: ``verifier(url) -> record bytes``; ``concurrency`` jobs at
+    once; a heartbeat every ``heartbeat`` seconds; jobs of workers silent for
+    ``stalled_after`` seconds are put back in the queue, looked for every
+    ``recover_every`` seconds; ``once`` stops when the queue is empty; ``on_record``
+    is told of each record a job stores (and whether it is new)."""
+
+    verifier: Verifier
+    concurrency: int = 4
+    heartbeat: float = 10.0
+    stalled_after: float = 30.0
+    recover_every: float = 15.0
+    once: bool = False
+    name: str | None = None
+    on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
+
+
+async def _recover(app: procrastinate.App, settings: WorkerSettings) -> None:
+    while True:
+        await asyncio.sleep(settings.recover_every)
+        with contextlib.suppress(Exception):  # a lost race with another worker is fine
+            stalled = await app.job_manager.get_stalled_jobs(
+                queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
+            )
+            for job in stalled:
+                with contextlib.suppress(Exception):
+                    await app.job_manager.retry_job(job)
+                    _log.warning("job %s of a silent worker is queued again", job.id)
+
+
+async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
+    """Run verification jobs until cancelled (or, with ``settings.once``, until the
+    queue is empty). Raises ``JobsNeedPostgreSQL`` for a SQLite store."""
+    app = _app(ledger)
+    options: dict[str, Any] = {
+        "queues": [QUEUE],
+        "concurrency": settings.concurrency,
+        "wait": not settings.once,
+        "update_heartbeat_interval": settings.heartbeat,
+        "stalled_worker_timeout": settings.stalled_after,
+        "additional_context": {"settings": settings},
+        "install_signal_handlers": True,
+    }
+    if settings.name is not None:
+        options["name"] = settings.name
+    async with app.open_async():
+        recovering = asyncio.create_task(_recover(app, settings))
+        try:
+            if settings.once:
+                # Jobs of dead workers first, so that --once finishes them too.
+                with contextlib.suppress(Exception):
+                    for job in await app.job_manager.get_stalled_jobs(
+                        queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
+                    ):
+                        with contextlib.suppress(Exception):
+                            await app.job_manager.retry_job(job)
+            await app.run_worker_async(**options)
+        finally:
+            recovering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recovering

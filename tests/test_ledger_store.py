@@ -1,0 +1,398 @@
+"""The ledger's store (issue 9 item 1): records kept byte for byte in SQLite and a real
+PostgreSQL, refused with the reason when their runner signature fails, standing
+recomputed on every read, hostile input refused with fixed words."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from a2a_interview import nkeys
+from a2a_interview.checks import CHECKS, CheckStatus, Outcome
+from a2a_interview.record import (
+    CardSignature,
+    Incomplete,
+    RanBy,
+    ResultRecord,
+    sign_record,
+)
+
+if TYPE_CHECKING:
+    from pg import Server
+
+pytest.importorskip("sqlalchemy", reason="the ledger extra is not installed")
+
+from a2a_interview.ledger import (
+    BadSignature,
+    Ledger,
+    LedgerError,
+    NotARecord,
+    StoreTooNew,
+    StoreUnavailable,
+)
+
+pytest_plugins = ["pg"]
+
+RUNNER_SEED = nkeys.generate_seed()
+OTHER_SEED = nkeys.generate_seed()
+
+
+def record(
+    agent: str = "https://a.example",
+    *,
+    party: str = "third_party",
+    outcome: Outcome = Outcome.consistent,
+    finished: str = "2026-11-29T10:00:01.250Z",
+    name: str = "Acme",
+) -> dict[str, Any]:
+    """A small but complete record (PROFILE §8) as JSON."""
+    return ResultRecord(
+        url=agent,
+        card_url=agent + "/.well-known/agent-card.json",
+        card_digest="sha256:" + "1" * 64,
+        card_signature=CardSignature("verified", "served", ("served",), "k1", "t" * 43, "jku"),
+        ran_by=RanBy(party, name),  # type: ignore[arg-type]
+        started_at="2026-11-29T10:00:00.000Z",
+        finished_at=finished,
+        runs=(),
+        advisories=(),
+        outcome=outcome,
+        checks={c: CheckStatus.passed for c in CHECKS},
+        incomplete=(
+            Incomplete("connect_failed", "no connection")
+            if outcome is Outcome.unreachable
+            else None
+        ),
+    ).to_json()
+
+
+def compact(document: Any) -> bytes:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def signed(document: dict[str, Any], seed: str = RUNNER_SEED) -> bytes:
+    return compact(sign_record(document, seed))
+
+
+def corpus() -> list[bytes]:
+    """Records spelled in several ways: compact, spaced, pretty, non-ASCII, escaped."""
+    pretty = json.dumps(sign_record(record("https://c.example"), RUNNER_SEED), indent=2)
+    return [
+        signed(record("https://b.example", outcome=Outcome.non_conformant)),
+        compact(record("https://a.example", party="self", name="Zoë — 自分")),
+        json.dumps(record("https://d.example", outcome=Outcome.not_offered)).encode(),
+        pretty.encode("utf-8"),
+        json.dumps(record("https://e.example", name="\u00e9t\u00e9 \U0001f600"), ensure_ascii=True)
+        .replace(" ", "  ")
+        .encode("ascii"),
+        signed(record("https://a.example", finished="2026-11-29T12:00:00.000Z")),
+    ]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}"
+    server: Server = request.getfixturevalue("postgres_server")
+    return server.database()
+
+
+# --- byte for byte --------------------------------------------------------------------
+
+
+def test_records_round_trip_byte_for_byte(store_url: str) -> None:
+    # issue 9 "done when": the same records round-trip unchanged, byte for byte.
+    given = corpus()
+    with Ledger.open(store_url) as ledger:
+        ids = [ledger.add(body).id for body in given]
+        assert [ledger.get(i).body for i in ids] == given  # type: ignore[union-attr]
+    with Ledger.open(store_url) as again:  # a second open migrates nothing and loses nothing
+        assert [r.body for r in again.records()] == given
+        assert again.count() == len(given)
+
+
+def test_sqlite_and_postgresql_hold_the_same_bytes(tmp_path: Path, postgres_server: Server) -> None:
+    # issue 9: SQLite → export → PostgreSQL → export gives the bytes first given.
+    given = corpus()
+    with Ledger.open(tmp_path / "one.db") as lite:
+        for body in given:
+            lite.add(body)
+        exported = [r.body for r in lite.records()]
+    with Ledger.open(postgres_server.database()) as pg:
+        for body in exported:
+            pg.add(body)
+        assert [r.body for r in pg.records()] == given
+        assert [(a.card_url, a.count) for a in pg.agents()] == [
+            ("https://a.example/.well-known/agent-card.json", 2),
+            ("https://b.example/.well-known/agent-card.json", 1),
+            ("https://c.example/.well-known/agent-card.json", 1),
+            ("https://d.example/.well-known/agent-card.json", 1),
+            ("https://e.example/.well-known/agent-card.json", 1),
+        ]
+
+
+def test_surrounding_whitespace_is_trimmed_and_nothing_else(store_url: str) -> None:
+    body = signed(record())
+    with Ledger.open(store_url) as ledger:
+        assert ledger.add(b"\n  " + body + b"\r\n").body == body
+
+
+# --- idempotency ----------------------------------------------------------------------
+
+
+def test_the_same_record_twice_is_one_row(store_url: str) -> None:
+    document = sign_record(record(), RUNNER_SEED)
+    with Ledger.open(store_url) as ledger:
+        first, new = ledger.put(compact(document))
+        assert new
+        again, new_again = ledger.put(compact(document))
+        # The same record in another spelling is the same record (JCS digest).
+        respelled, new_respelled = ledger.put(json.dumps(document, indent=4).encode())
+        assert (again.id, new_again) == (first.id, False)
+        assert (respelled.id, new_respelled) == (first.id, False)
+        assert respelled.body == compact(document)  # the first bytes are kept
+        assert ledger.count() == 1
+
+
+def test_a_job_writes_at_most_one_record(store_url: str) -> None:
+    # issue 9 item 3: a job that runs again after its worker died writes nothing more.
+    with Ledger.open(store_url) as ledger:
+        first, new = ledger.put(signed(record()), job_key="job:7")
+        again, new_again = ledger.put(
+            signed(record(finished="2026-11-29T11:00:00.000Z")), job_key="job:7"
+        )
+        assert new and not new_again
+        assert again.id == first.id
+        assert ledger.by_job("job:7") == first
+        assert ledger.count() == 1
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def test_agents_latest_history_and_due(store_url: str) -> None:
+    with Ledger.open(store_url) as ledger:
+        old = ledger.add(signed(record("https://z.example", finished="2026-11-01T00:00:00Z")))
+        new = ledger.add(
+            signed(record("https://z.example", outcome=Outcome.unreachable,
+                          finished="2026-11-20T00:00:00+01:00"))
+        )  # fmt: skip
+        ledger.add(signed(record("https://m.example", outcome=Outcome.not_offered)))
+        ledger.add(signed(record("https://a.example", outcome=Outcome.non_conformant)))
+        # A later-stored record that finished earlier is history, not the latest.
+        older = ledger.add(signed(record("https://z.example", finished="2026-10-01T00:00:00Z")))
+        agents = ledger.agents()
+        # Ordered by card URL, never by outcome (interview §9).
+        assert [a.card_url for a in agents] == [
+            "https://a.example/.well-known/agent-card.json",
+            "https://m.example/.well-known/agent-card.json",
+            "https://z.example/.well-known/agent-card.json",
+        ]
+        z = agents[2]
+        assert (z.latest.id, z.count) == (new.id, 3)
+        assert z.latest.finished_at == datetime(2026, 11, 19, 23, 0, tzinfo=UTC)
+        assert [r.id for r in ledger.history(z.card_url)] == [older.id, old.id, new.id]
+        assert ledger.history("https://nobody.example/") == []
+        assert ledger.latest(z.card_url) == new
+        now = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+        assert ledger.due(timedelta(days=5), now) == [z.card_url]
+        assert ledger.due(timedelta(days=20), now) == []
+        assert ledger.get(10**6) is None
+        assert ledger.get(-1) is None
+
+
+def test_an_unreachable_run_without_a_card_files_under_the_card_url(store_url: str) -> None:
+    document = record("https://u.example/agents/one", outcome=Outcome.unreachable)
+    document["agent"]["card_url"] = None
+    with Ledger.open(store_url) as ledger:
+        stored = ledger.add(compact(document))
+    assert stored.card_url == "https://u.example/agents/one/.well-known/agent-card.json"
+
+
+def test_standing_is_recomputed_never_read(store_url: str) -> None:
+    # PROFILE §8, interview §8: a self-run record claiming "evidence" is a claim.
+    document = record(party="self")
+    document["standing"] = "evidence"
+    with Ledger.open(store_url) as ledger:
+        stored = ledger.add(compact(document))
+        assert stored.document["standing"] == "evidence"  # kept as given ...
+        assert stored.standing == "claim"  # ... and never believed
+        third = ledger.add(signed(record("https://t.example")))
+        assert third.standing == "evidence"
+        # The runner holding the card's key makes it a claim whatever the party says.
+        card_key = nkeys.generate_seed()
+        from a2a_interview.record import nkey_thumbprint
+
+        own = record("https://own.example")
+        own["agent"]["card_signature"]["thumbprint"] = nkey_thumbprint(
+            nkeys.public_of(nkeys.private_key(card_key))
+        )
+        assert ledger.add(signed(own, card_key)).standing == "claim"
+
+
+def test_migrate_refreshes_the_standing_column(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with Ledger.open(path) as ledger:
+        stored = ledger.add(compact(record(party="self")))
+    with sqlite3.connect(path) as db:  # a column written by an older reading of standing
+        db.execute("UPDATE ledger_records SET standing = 'evidence'")
+    with Ledger.open(path):
+        pass
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT id, standing FROM ledger_records").fetchall()
+    assert rows == [(stored.id, "claim")]
+
+
+# --- refusals -------------------------------------------------------------------------
+
+
+def test_a_record_whose_signature_fails_is_refused_with_the_reason(store_url: str) -> None:
+    # issue 9 "done when": refused on import with the reason.
+    document = sign_record(record(), RUNNER_SEED)
+    document["outcome"] = "consistent" if document["outcome"] != "consistent" else "churn"
+    other = sign_record(record("https://o.example"), OTHER_SEED)
+    other["ran_by"]["key"] = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
+    garbled = sign_record(record("https://g.example"), RUNNER_SEED)
+    garbled["signatures"][0]["sig"] = "A" * 86
+    with Ledger.open(store_url) as ledger:
+        with pytest.raises(BadSignature) as tampered:
+            ledger.add(compact(document))
+        assert tampered.value.code == "bad_signature"
+        assert tampered.value.reason == "the runner signature does not verify (PROFILE §8)"
+        with pytest.raises(BadSignature):
+            ledger.add(compact(other))
+        with pytest.raises(BadSignature):
+            ledger.add(compact(garbled))
+        assert ledger.count() == 0
+
+
+HOSTILE: list[tuple[bytes, str]] = [
+    (b"", "not strict I-JSON (malformed)"),
+    (b"{not json", "not strict I-JSON (malformed)"),
+    (b'{"a":1,"a":2}', "not strict I-JSON (duplicate_key)"),
+    (b'{"a":NaN}', "not strict I-JSON (non_finite)"),
+    (b'{"a":9007199254740993}', "not strict I-JSON (integer_range)"),
+    (b"\xef\xbb\xbf{}", "not strict I-JSON (bom)"),
+    (b'{"a":"\xff"}', "not strict I-JSON (not_utf8)"),
+    (b'{"a":"\\ud800"}', "not strict I-JSON (lone_surrogate)"),
+    (b"[" * 200 + b"]" * 200, "not strict I-JSON (too_deep)"),
+    (b'{"a":"' + b"x" * (1 << 20) + b'"}', "not strict I-JSON (too_large)"),
+    (b"[]", "not a JSON object"),
+    (b'{"format":"<script>"}', "format is not a2a-interview-result/1"),
+]
+
+
+@pytest.mark.parametrize(("body", "reason"), HOSTILE)
+def test_hostile_bytes_are_refused_with_fixed_words(body: bytes, reason: str) -> None:
+    from a2a_interview.ledger.store import _columns
+
+    with pytest.raises(NotARecord) as refused:
+        _columns(body)
+    assert refused.value.reason == reason
+    assert refused.value.code == "not_a_record"
+
+
+def _edit(path: str, value: Any) -> dict[str, Any]:
+    document = record()
+    target = document
+    *parents, last = path.split(".")
+    for name in parents:
+        target = target[name]
+    if value is KeyError:
+        del target[last]
+    else:
+        target[last] = value
+    return document
+
+
+MALFORMED: list[tuple[str, Any, str]] = [
+    ("agent", KeyError, "agent is not an object"),
+    ("agent.url", 7, "agent.url is not a non-empty string"),
+    ("agent.url", "", "agent.url is not a non-empty string"),
+    ("agent.url", "https://x.example/\u0000<b>", "agent.url holds a NUL character"),
+    ("agent.card_url", "https://x.example/" + "a" * 3000,
+     "agent.card_url is longer than 2048 characters"),
+    ("ran_by", "me", "ran_by is not an object"),
+    ("ran_by.party", "<i>god</i>", "ran_by.party is not one of self, platform, third_party"),
+    ("ran_by.name", None, "ran_by.name is not a non-empty string"),
+    ("ran_by.key", 5, "ran_by.key is not a non-empty string"),
+    ("outcome", "excellent", "outcome is not one of consistent, churn, non_conformant, "
+     "not_offered, unreachable"),
+    ("started_at", "yesterday <script>", "started_at is not an RFC 3339 time"),
+    ("finished_at", "2026-11-29T10:00:00", "finished_at has no time zone"),
+    ("finished_at", 1732874400, "finished_at is not an RFC 3339 time"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "value", "reason"), MALFORMED)
+def test_malformed_records_are_refused_naming_the_member(
+    tmp_path: Path, path: str, value: Any, reason: str
+) -> None:
+    with Ledger.open(tmp_path / "m.db") as ledger:
+        with pytest.raises(NotARecord) as refused:
+            ledger.add(compact(_edit(path, value)))
+        assert refused.value.reason == reason
+        assert ledger.count() == 0
+
+
+# --- opening --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["mysql://u:hunter2@db.example/x", "postgresql+asyncpg://u:hunter2@h/x", "sqlite://",
+     "sqlite:///:memory:", "", "http://u:hunter2@x/"],
+)  # fmt: skip
+def test_unusable_store_urls_are_refused_without_echoing_them(url: str) -> None:
+    with pytest.raises(StoreUnavailable) as refused:
+        Ledger.open(url)
+    assert "hunter2" not in str(refused.value)
+    assert refused.value.code == "store_unavailable"
+
+
+def test_a_missing_folder_and_an_unreachable_server_are_clear(tmp_path: Path) -> None:
+    import socket
+
+    with pytest.raises(StoreUnavailable, match="folder does not exist"):
+        Ledger.open(tmp_path / "no" / "such" / "ledger.db")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    with pytest.raises(StoreUnavailable) as refused:
+        Ledger.open(f"postgresql://u:hunter2@127.0.0.1:{port}/x")
+    assert "hunter2" not in str(refused.value)
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"these are my notes, not a database" * 100)
+    with pytest.raises(StoreUnavailable):
+        Ledger.open(path)
+    assert path.read_bytes().startswith(b"these are my notes")
+
+
+def test_a_store_from_a_newer_version_is_refused(store_url: str) -> None:
+    with Ledger.open(store_url) as ledger, ledger._begin() as connection:
+        import sqlalchemy as sa
+
+        connection.execute(sa.text("UPDATE a2a_interview_ledger_version SET version_num = '9999'"))
+    with pytest.raises(StoreTooNew) as refused:
+        Ledger.open(store_url)
+    assert isinstance(refused.value, LedgerError)
+    assert refused.value.code == "store_too_new"
+
+
+def test_postgresql_store_holds_the_job_queue(postgres_server: Server) -> None:
+    # The migrations own the whole database, procrastinate's tables included.
+    import sqlalchemy as sa
+
+    url = postgres_server.database()
+    with Ledger.open(url) as ledger, ledger._begin() as connection:
+        names = set(sa.inspect(connection).get_table_names())
+    assert {"ledger_records", "procrastinate_jobs", "a2a_interview_ledger_version"} <= names

@@ -1,0 +1,206 @@
+"""The ledger's workers (issue 9 item 3): procrastinate jobs in a real PostgreSQL, run by
+real ``a2a-interview worker`` processes; a worker killed mid-job loses nothing and the
+record is written exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+pytest.importorskip("procrastinate", reason="the ledger extra is not installed")
+
+import sqlalchemy as sa
+
+from a2a_interview.ledger import Ledger
+from a2a_interview.verifier import failed_record
+from a2a_interview.verifier.procedure import VerifyOptions
+from agents import honest
+from servers import serve
+
+if TYPE_CHECKING:
+    from pg import Server
+
+pytest_plugins = ["pg"]
+
+LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
+CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+# Fast heartbeats so a dead worker is noticed in seconds, not the default minute.
+FAST = ["--heartbeat", "0.5", "--stalled-after", "2", "--recover-every", "0.5",
+        "--churn-delay", "0", "--timeout", "60"]  # fmt: skip
+
+
+class Stall:
+    """ASGI wrapper: the first request hangs (until released or 60 s), the rest pass."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests = 0
+        self.stalled = threading.Event()
+        self.release = threading.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.requests += 1
+            if self.requests == 1:
+                self.stalled.set()
+                deadline = time.monotonic() + 60
+                while not self.release.is_set() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+        await self.app(scope, receive, send)
+
+
+@pytest.fixture
+def stalling_agent() -> Iterator[tuple[str, Stall]]:
+    holder: list[Stall] = []
+
+    def factory(origin: str) -> Any:
+        holder.append(Stall(honest(origin)))
+        return holder[0]
+
+    with serve(factory) as origin:
+        yield origin, holder[0]
+        holder[0].release.set()
+
+
+def _old_record(origin: str) -> bytes:
+    options = VerifyOptions(clock=lambda: LONG_AGO)
+    return json.dumps(failed_record(origin, options).to_json()).encode()
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _worker(store: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*CLI, "worker", "--store", store, "--json", "--as", "platform", "--name", "Acme",
+         *FAST, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _jobs(store: str) -> list[Any]:
+    engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as connection:
+            return list(
+                connection.execute(
+                    sa.text("SELECT id, status, attempts FROM procrastinate_jobs ORDER BY id")
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def _stop(process: subprocess.Popen[str]) -> tuple[str, str]:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate(timeout=10)
+
+
+def _wait(predicate: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
+    postgres_server: Server, stalling_agent: tuple[str, Stall]
+) -> None:
+    # issue 9 item 3: two workers on one PostgreSQL, one SIGKILLed mid-job; the other
+    # completes the job; exactly one record is written.
+    origin, agent = stalling_agent
+    store = postgres_server.database()
+    with Ledger.open(store) as ledger:
+        card_url = ledger.add(_old_record(origin)).card_url
+
+    scheduled = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
+    assert scheduled.returncode == 0, scheduled.stderr
+    assert json.loads(scheduled.stdout) == {"enqueued": [card_url], "already_queued": []}
+    # Scheduling again while the job waits enqueues nothing more.
+    again = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
+    assert json.loads(again.stdout) == {"enqueued": [], "already_queued": [card_url]}
+
+    first = _worker(store)
+    second: subprocess.Popen[str] | None = None
+    try:
+        if not agent.stalled.wait(60):
+            pytest.fail("the first worker never reached the agent: " + _stop(first)[1])
+        [(job_id, status, _)] = _jobs(store)
+        assert status == "doing"
+        second = _worker(store)
+        time.sleep(1)  # the second worker is up and idle: the job is still the first's
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        agent.release.set()  # the dead worker's request ends; later requests pass
+        _wait(lambda: _jobs(store)[0][1] == "succeeded", 90, "the job to succeed")
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait(10)
+        out, err = _stop(second) if second is not None else ("", "")
+
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [(line["stored"], line["card_url"]) for line in lines] == [(True, card_url)], err
+    with Ledger.open(store) as ledger:
+        history = ledger.history(card_url)
+    assert len(history) == 2  # the old record and exactly one new one
+    assert history[1].job_key == f"job:{job_id}"
+    assert history[1].party == "platform"
+    assert history[1].outcome == "consistent"
+    assert agent.requests > 1  # the job ran again, against the agent, on the second worker
+    assert _jobs(store) == [(job_id, "succeeded", _jobs(store)[0][2])]
+
+
+def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_more(
+    postgres_server: Server,
+) -> None:
+    # issue 9 item 3: a worker killed after writing but before acknowledging. The record
+    # is in the ledger under the job's key; the job runs again and adds nothing.
+    store = postgres_server.database()
+    origin = "http://127.0.0.1:9"  # never contacted: the job finds its record first
+    with Ledger.open(store) as ledger:
+        card_url = ledger.add(_old_record(origin)).card_url
+    assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+    [(job_id, status, _)] = _jobs(store)
+    assert status == "todo"
+    fresh = json.loads(_old_record(origin))
+    fresh["finished_at"] = "2026-01-01T00:00:00.000Z"
+    with Ledger.open(store) as ledger:
+        written = ledger.add(json.dumps(fresh).encode(), job_key=f"job:{job_id}")
+
+    done = _cli("worker", "--store", store, "--once", "--json", *FAST)
+    assert done.returncode == 0, done.stderr
+    [line] = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+    assert (line["stored"], line["id"]) == (False, written.id)
+    with Ledger.open(store) as ledger:
+        assert [r.id for r in ledger.history(card_url)][-1] == written.id
+        assert len(ledger.history(card_url)) == 2
+    assert _jobs(store)[0][:2] == (job_id, "succeeded")
+
+
+def test_workers_and_schedule_need_postgresql(tmp_path: Path) -> None:
+    store = str(tmp_path / "one.db")
+    for args in (["worker", "--once"], ["ledger", "schedule", "--older-than", "1d"]):
+        done = _cli(*args, "--store", store)
+        assert done.returncode == 2
+        assert "need a PostgreSQL store" in done.stderr
+        assert "[jobs_need_postgresql]" in done.stderr
+        assert "Traceback" not in done.stderr
