@@ -174,7 +174,9 @@ def test_a_consistent_agent_with_its_claim_and_evidence(
     visit(page, agent_url(origin, records.urls["consistent"]), "agent-consistent")
     latest = page.locator("section.latest")
     assert "consistent" in latest.inner_text()
-    assert latest.locator(".standing").inner_text() == "CLAIM"  # its latest run is its own
+    assert latest.locator(".standing").first.inner_text() == "CLAIM"  # its own latest run
+    assert "Latest evidence" in latest.inner_text()  # beside it, the third party's record
+    assert latest.locator(".standing").nth(1).inner_text() == "EVIDENCE"
     history = page.locator("table.records tbody tr")
     assert history.count() == 2
     assert [history.nth(i).locator(".standing").inner_text() for i in range(2)] == [
@@ -197,11 +199,12 @@ def test_a_non_conformant_agent_with_its_conflicts(
     visit(page, agent_url(origin, records.urls["nonconformant"]), "agent-nonconformant")
     assert page.locator("section.latest .outcome").inner_text() == "non-conformant"
     assert page.locator("section.latest .standing").inner_text() == "EVIDENCE"
+    assert "Latest evidence" not in page.locator("section.latest").inner_text()
     conflicts = page.locator("li.conflict")
     texts = [conflicts.nth(i).inner_text() for i in range(conflicts.count())]
     name = next(t for t in texts if "/name" in t)
     assert name.index('"Stonework"') < name.index('"Stonewerk"')  # expected, then got
-    refused = next(t for t in texts if "a refusal: an answer" in t)
+    refused = next(t for t in texts if "the agent answered with a refusal" in t)
     assert '"refused": true' in refused
 
 

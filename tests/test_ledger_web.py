@@ -210,6 +210,20 @@ async def test_every_agent_page_says_the_boundaries(
         assert "never counts against the agent" in text
 
 
+async def test_a_latest_claim_is_shown_beside_the_newest_evidence(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # interview §8: the agent's own later run does not hide the third-party record, and
+    # is not shown as evidence itself.
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    latest = Tags(re.search(r'<section class="latest.*?</section>', html, re.S).group())
+    text = re.sub(r"\s", "", latest.all_text())
+    assert "StandingCLAIM" in text
+    assert "LatestevidenceconsistentEVIDENCEbyathirdparty:ExampleAudits" in text
+    only = (await client.get(f"/agents/{ref(records.urls['evidence'])}")).text
+    assert "Latest evidence" not in only  # the latest is the evidence already
+
+
 async def test_the_timeline_has_one_mark_per_result(
     client: httpx.AsyncClient, records: Records
 ) -> None:
@@ -220,7 +234,8 @@ async def test_the_timeline_has_one_mark_per_result(
         "mark consistent filled",
         "mark consistent hollow",
     ]
-    links = [a["href"] for t, a in Tags(html).tags if t == "a" and "#record-" in (a["href"] or "")]
+    svg = re.search(r"<svg.*?</svg>", html, re.S).group()
+    links = [a["href"] for t, a in Tags(svg).tags if t == "a"]
     rows = [a["id"] for t, a in Tags(html).tags if t == "tr" and a.get("id")]
     assert sorted(h.split("#")[1] for h in links) == sorted(rows)
 
@@ -248,7 +263,7 @@ async def test_a_refusal_is_shown_as_an_answer(client: httpx.AsyncClient, record
         ("closure_selector", "the standard refusal: a correct answer, counted as a pass", "pass"),
     ]
     rogue = (await client.get(f"/agents/{ref(records.urls['nonconformant'])}")).text
-    assert "a refusal: an answer" in rogue
+    assert "the agent answered with a refusal" in rogue
     assert '"refused": true' in unescape(rogue)
 
 

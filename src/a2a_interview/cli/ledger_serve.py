@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
@@ -27,13 +28,15 @@ def run_serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
     from ..ledger.web import serve
+    from .ledger import open_store
 
     def ready(origin: str) -> None:
         print(f"ledger page at {origin}/  (JSON: {origin}/api/agents)", flush=True)
         print("  read-only; Ctrl-C stops it", flush=True)
 
     try:
-        serve(args.store, args.host, args.port, on_ready=ready)
+        with open_store(args.store) as ledger:
+            serve(ledger, args.host, args.port, on_ready=ready)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     except OSError as exc:
@@ -44,8 +47,8 @@ def run_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register_serve(actions: Any, store_default: str | None = None) -> None:
-    """Add ``serve`` to the ``ledger`` group's actions."""
+def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> None:
+    """Add ``serve`` to the ``ledger`` group's actions (``--store`` as its others)."""
     p = actions.add_parser(
         "serve",
         help="serve the ledger's web page and JSON API (read-only)",
@@ -54,13 +57,7 @@ def register_serve(actions: Any, store_default: str | None = None) -> None:
         "JSON API beside it, until interrupted.",
         epilog=EPILOG,
     )
-    if store_default is None:
-        p.add_argument("--store", required=True, metavar="URL",
-                       help="the ledger: sqlite:///FILE or postgresql://...")  # fmt: skip
-    else:
-        p.add_argument("--store", default=store_default, metavar="URL",
-                       help=f"the ledger: sqlite:///FILE or postgresql://... "
-                       f"(default: {store_default})")  # fmt: skip
+    add_store_option(p)
     p.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080; 0: a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     p.set_defaults(run=run_serve)

@@ -285,6 +285,7 @@ class ConflictView:
     check: str
     check_label: str
     reason: str
+    interface: str | None
     question: str | None
     skill: str | None
     document: str | None
@@ -298,6 +299,7 @@ class ConflictView:
         return {
             "check": self.check,
             "reason": self.reason,
+            "interface": self.interface,
             "question": self.question,
             "skill": self.skill,
             "source": {"document": self.document, "member": self.member, "url": self.url},
@@ -340,6 +342,7 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
                 check=check,
                 check_label=CHECK_TEXT.get(check, ("an unrecognised check", ""))[0],
                 reason=_text(item.get("reason")),
+                interface=_opt(item.get("interface")),
                 question=_opt(item.get("question")),
                 skill=_opt(item.get("skill")),
                 document=_opt(_get(item, "source", "document")),

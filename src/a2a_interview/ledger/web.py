@@ -202,6 +202,12 @@ def _row(record: _Record) -> display.Row:
     return display.row(record.id, record.card_url, document, times)
 
 
+def _latest_evidence(rows: Sequence[display.Row]) -> display.Row | None:
+    if rows[-1].standing == "evidence":
+        return None
+    return next((r for r in reversed(rows) if r.standing == "evidence"), None)
+
+
 def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
     pages = max(1, math.ceil(len(items) / per_page))
     start = (page - 1) * per_page
@@ -261,6 +267,8 @@ class _Pages:
             request,
             "agent.html",
             latest=rows[-1],
+            # Beside a latest claim, the newest evidence the ledger holds (interview §8).
+            older_evidence=_latest_evidence(rows),
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(rows)),  # noqa: S704
@@ -403,23 +411,21 @@ def app(ledger: _Ledger) -> ASGIApp:
 
 
 def serve(
-    store: str,
+    ledger: _Ledger,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Open the ledger at ``store`` and serve the page on ``host:port`` until
-    interrupted. Raises ``LedgerError`` (the store cannot be opened), ``OSError``
-    (cannot listen) and ``KeyboardInterrupt`` (stopped)."""
+    """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
+    is called with the origin once listening. Raises ``OSError`` (cannot listen) and
+    ``KeyboardInterrupt`` (stopped)."""
     import asyncio
 
     import uvicorn
 
     from ..server.listen import bind, origin_of
-    from . import Ledger
 
-    ledger = Ledger.open(store)
     sock = bind(host, port)
     try:
         config = uvicorn.Config(app(ledger), log_level="warning", access_log=False, lifespan="off")
