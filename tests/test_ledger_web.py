@@ -455,3 +455,41 @@ def test_visible_shows_what_would_hide_or_turn_text() -> None:
     assert visible("a\u202eb\u200bc\x00d") == "a<U+202E>b<U+200B>c<U+0000>d"
     assert visible("é 中 🙂") == "é 中 🙂"
     assert visible("x" * 400).endswith("…") and len(visible("x" * 400)) == 300
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def test_ledger_serve_usage_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from a2a_interview.cli import main
+
+    store = f"sqlite:///{tmp_path / 'ledger.db'}"
+    assert main(["ledger", "serve", "--store", store, "--port", "70000"]) == 2
+    assert capsys.readouterr().err == (
+        "a2a-interview: error: --port 70000 is not a TCP port (0-65535)\n"
+    )
+    assert main(["ledger", "serve", "--store", "mysql://nobody@nowhere/x", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("a2a-interview: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_ledger_serve_on_a_busy_port_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    from a2a_interview.cli import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        store = f"sqlite:///{tmp_path / 'ledger.db'}"
+        assert main(["ledger", "serve", "--store", store, "--port", str(port)]) == 3
+    err = capsys.readouterr().err
+    assert (
+        err == f"a2a-interview: error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+    )
