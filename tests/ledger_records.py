@@ -13,7 +13,9 @@ verifier really writes. ``build()`` returns them by role:
 - ``absent``: an agent whose card does not declare the interview (``not_offered``);
 - ``hostile``: an agent whose card name and skill id are markup and whose answers
   differ, self-run under a runner name full of markup and invisible characters;
-- ``hostile_url``: a self-run record naming a card URL made of markup.
+- ``hostile_url``: a self-run record naming a card URL made of markup;
+- ``churn``: an agent that misnames itself on the first run only (outcome ``churn``);
+- ``unreachable``: an agent whose port is closed (outcome ``unreachable``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from a2a_interview.record import ResultRecord
 from a2a_interview.spec import INTERVIEW_URI
 from a2a_interview.verifier import verify
 from agents import Call, honest, rewrite_results
-from servers import serve
+from servers import closed_port_url, serve
 
 RUNNER_SEED = nkeys.generate_seed()
 RUNNER = "Example Audits"
@@ -110,6 +112,26 @@ def _hostile(origin: str) -> Any:
     return rewrite_results(honest(origin, edit_card=_hostile_card), edit)
 
 
+def _churner(origin: str) -> Any:
+    # The first run's identity asks (two interfaces, each asked twice) get the wrong
+    # name; the re-run's get the right one: a conflict that vanished.
+    asked = [0]
+
+    def edit(call: Call, result: Any) -> Any:
+        if call.question != "identity":
+            return result
+        asked[0] += 1
+        if asked[0] > 4:
+            return result
+        result = copy.deepcopy(result)
+        for projection in result["projections"]:
+            if projection["source"]["member"] == "/name":
+                projection["value"] = "Stonework (mid-update)"
+        return result
+
+    return rewrite_results(honest(origin), edit)
+
+
 async def _build() -> Records:
     out = Records()
     day = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -145,13 +167,25 @@ async def _build() -> Records:
     out.bodies.append(_json(absent))
     out.urls["absent"] = str(absent.card_url)
 
-    record = await _run(_hostile, day + timedelta(days=2), party="self", name=HOSTILE_RUNNER)
-    assert record.outcome == "non_conformant", record.outcome
+    hostile = await _run(_hostile, day + timedelta(days=2), party="self", name=HOSTILE_RUNNER)
+    assert hostile.outcome == "non_conformant", hostile.outcome
+    out.bodies.append(_json(hostile))
+    out.urls["hostile"] = str(hostile.card_url)
+
+    record = (await _run(_churner, day + timedelta(days=2), **signed)).signed(RUNNER_SEED)
+    assert record.outcome == "churn", record.outcome
     out.bodies.append(_json(record))
-    out.urls["hostile"] = str(record.card_url)
+    out.urls["churn"] = str(record.card_url)
+
+    gone = closed_port_url()
+    record = await verify(gone, churn_delay=0, clock=_clock(day), **signed)
+    assert record.outcome == "unreachable", record.outcome
+    record = record.signed(RUNNER_SEED)
+    out.bodies.append(_json(record))
+    out.urls["unreachable"] = f"{gone}/.well-known/agent-card.json"
 
     # The same kind of self-run record, naming a card URL an agent could make up.
-    renamed = replace(record, card_url=HOSTILE_URL)
+    renamed = replace(hostile, card_url=HOSTILE_URL)
     out.bodies.append(_json(renamed))
     out.urls["hostile_url"] = HOSTILE_URL
     return out

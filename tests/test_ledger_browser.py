@@ -248,3 +248,18 @@ def test_the_page_reads_without_javascript(browser: Any, origin: str, records: R
         assert page.locator("table.agents tbody tr").count() == len(set(records.urls.values()))
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("role", ["churn", "unreachable"])
+def test_churn_and_unreachable_are_neutral(
+    page: Any, origin: str, records: Records, role: str
+) -> None:
+    # PROFILE §7: neither is non-conformance; both look like the absent agent.
+    visit(page, agent_url(origin, records.urls[role]), f"agent-{role}")
+    latest = page.locator("section.latest")
+    assert "tone-neutral" in (latest.get_attribute("class") or "")
+    border = "el => getComputedStyle(el).borderLeftColor"
+    visit(page, agent_url(origin, records.urls["absent"]), "agent-not-offered")
+    absent_border = page.locator("section.latest").evaluate(border)
+    visit(page, agent_url(origin, records.urls[role]), f"agent-{role}")
+    assert page.locator("section.latest").evaluate(border) == absent_border

@@ -17,7 +17,7 @@ from dataclasses import replace
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
@@ -40,6 +40,10 @@ from ledger_records import (
     build,
 )
 
+if TYPE_CHECKING:
+    from pg import Server
+
+pytest_plugins = ["pg"]  # postgres_server: a real PostgreSQL (skips with the reason)
 pytestmark = pytest.mark.anyio
 
 CSP = (
@@ -278,6 +282,30 @@ async def test_the_agent_without_the_interview_is_neutral(
     assert [c for c in classes if "conflict" in c] == ["key-conflict"]  # the legend only
 
 
+async def test_churn_and_unreachable_are_neutral(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # PROFILE §7: churn is not non-conformance; a transport failure says nothing either.
+    listed = {r["url"]: r for r in rows_of((await client.get("/")).text)}
+    for role, label in (("churn", "churn"), ("unreachable", "not completed"),
+                        ("absent", "does not offer the interview")):  # fmt: skip
+        assert (listed[records.urls[role]]["outcome"], listed[records.urls[role]]["tone"]) == (
+            label,
+            "neutral",
+        ), role
+    html = (await client.get(f"/agents/{ref(records.urls['churn'])}")).text
+    assert '<section class="latest tone-neutral"' in html
+    assert "gone on the re-run (churn)" in html
+    pres = [unescape(p) for p in re.findall(r'<pre class="agent-text">(.*?)</pre>', html, re.S)]
+    assert pres[:2] == ['"Stonework"', '"Stonework (mid-update)"']
+    page = (await client.get(f"/agents/{ref(records.urls['unreachable'])}")).text
+    assert '<dt>Why</dt><dd><code><bdi class="agent-text">connect_failed</bdi>' in page
+    gone = (await client.get(f"/api/agents/{ref(records.urls['unreachable'])}")).json()
+    assert gone["latest"]["outcome"] == "unreachable"
+    assert gone["latest"]["card_signature"] == {"status": "not checked", "reading": None}
+    assert gone["conflicts"] == []
+
+
 # --- escaping ----------------------------------------------------------------------------
 
 
@@ -319,6 +347,25 @@ async def test_every_response_carries_the_csp(client: httpx.AsyncClient, records
         assert response.headers["x-content-type-options"] == "nosniff", path
     page = (await client.get("/")).text
     assert "<script" not in page and " style=" not in page  # nothing the CSP would block
+
+
+async def test_the_page_reads_the_same_from_postgresql(
+    client: httpx.AsyncClient, records: Records, postgres_server: Server
+) -> None:
+    # The display depends on the records only: the same records added in the same order
+    # to PostgreSQL give byte-identical pages and API answers.
+    with Ledger.open(postgres_server.database()) as pg:
+        for body in records.bodies:
+            pg.add(body)
+        transport = httpx.ASGITransport(app=app(pg))
+        async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+            paths = ["/", "/api/agents", "/api/records/3"]
+            for url in records.urls.values():
+                paths += [f"/agents/{ref(url)}", f"/api/agents/{ref(url)}"]
+            for path in paths:
+                theirs, ours = await c.get(path), await client.get(path)
+                assert theirs.status_code == ours.status_code == 200, path
+                assert theirs.content == ours.content, path
 
 
 async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(

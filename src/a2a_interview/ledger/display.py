@@ -47,6 +47,7 @@ __all__ = [
     "Tone",
     "check_rows",
     "conflicts",
+    "incomplete",
     "outcome_view",
     "row",
     "standing",
@@ -354,6 +355,14 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
             )
         )
     return views, churn, max(0, len(items) - MAX_CONFLICTS)
+
+
+def incomplete(document: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(reason code, detail) of a run that could not complete, as the record says."""
+    found = document.get("incomplete")
+    if not isinstance(found, dict):
+        return None
+    return _text(found.get("reason")), _text(found.get("detail"))
 
 
 def check_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:

@@ -276,6 +276,7 @@ class _Pages:
             churned=churned,
             more=more,
             checks=display.check_rows(document),
+            incomplete=display.incomplete(document),
             records=newest,
             page=page,
             pages=pages,
