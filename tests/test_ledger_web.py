@@ -228,6 +228,50 @@ async def test_a_latest_claim_is_shown_beside_the_newest_evidence(
     assert "Latest evidence" not in only  # the latest is the evidence already
 
 
+async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
+    records: Records, tmp_path: Path
+) -> None:
+    # 55 signed third-party results, then the agent's own run: the list shows 50 a page,
+    # every timeline mark links to the page holding its line, and the newest evidence
+    # stands beside the latest claim (interview §8).
+    base = json.loads(records.bodies[2])
+    with Ledger.open(f"sqlite:///{tmp_path / 'long.db'}") as long:
+        for day in range(55):
+            document = {
+                **base,
+                "started_at": f"2026-01-{1 + day % 28:02d}T0{day // 28}:00:00.000Z",
+                "finished_at": f"2026-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z",
+            }
+            long.add(json.dumps(sign_record(document, RUNNER_SEED)).encode())
+        mine = json.loads(records.bodies[1])
+        mine["agent"] = base["agent"]
+        mine["started_at"], mine["finished_at"] = (
+            "2026-03-01T00:00:00.000Z",
+            "2026-03-01T00:00:01.000Z",
+        )
+        own = long.add(json.dumps(mine).encode())
+        url = ref(base["agent"]["card_url"])
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(long)), base_url="http://t"
+        ) as c:
+            first = (await c.get(f"/agents/{url}")).text
+            second = (await c.get(f"/agents/{url}?page=2")).text
+            api = (await c.get(f"/api/agents/{url}")).json()
+    rows = {p: [a["id"] for t, a in Tags(html).tags if t == "tr" and a.get("id")]
+            for p, html in ((1, first), (2, second))}  # fmt: skip
+    assert (len(rows[1]), len(rows[2])) == (50, 6)
+    assert rows[1][0] == f"record-{own.id}"
+    svg = re.search(r"<svg.*?</svg>", first, re.S).group()
+    links = [a["href"] for t, a in Tags(svg).tags if t == "a"]
+    assert len(links) == 56
+    for link in links:
+        page, anchor = link.removeprefix("?page=").split("#")
+        assert anchor in rows[int(page)], link
+    assert api["latest"]["standing"] == "claim"
+    assert api["latest_evidence"]["standing"] == "evidence"
+    assert api["latest_evidence"]["finished_at"] == "2026-01-28 00:00:01 UTC"  # the last of 55
+
+
 async def test_the_timeline_has_one_mark_per_result(
     client: httpx.AsyncClient, records: Records
 ) -> None:

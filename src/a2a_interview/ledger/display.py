@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any, Final, Literal
@@ -379,15 +379,17 @@ def check_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def timeline_svg(points: Sequence[Row]) -> str:
+def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None) -> str:
     """A small SVG picture of an agent's history, oldest first (the last
     :data:`MAX_TIMELINE` records): one mark per record, its colour the outcome's tone,
     filled for evidence and hollow for a claim; each mark links to the record's line on
-    the page and carries a ``<title>`` naming date, outcome, who ran it and standing.
+    the page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming
+    date, outcome, who ran it and standing.
 
     Every string written is XML-escaped here; the caller inserts the result as markup.
     """
     shown = list(points)[-MAX_TIMELINE:]
+    link = href if href is not None else (lambda row: f"#record-{row.id}")
     step, pad, height = 22, 14, 44
     width = max(pad * 2 + step * max(len(shown) - 1, 0), 120)
     label = f"History of {len(shown)} result(s), oldest on the left"
@@ -406,7 +408,7 @@ def timeline_svg(points: Sequence[Row]) -> str:
         )
         fill = "filled" if point.standing == "evidence" else "hollow"
         parts.append(
-            f'<a href="#record-{escape(point.id)}"><circle class="mark {point.tone} {fill}" '
+            f'<a href="{escape(link(point))}"><circle class="mark {point.tone} {fill}" '
             f'cx="{x}" cy="22" r="7"><title>{escape(tip)}</title></circle></a>'
         )
     parts.append("</svg>")

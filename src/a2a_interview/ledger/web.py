@@ -32,7 +32,7 @@ from importlib import resources
 from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
-from ..record import DOES_NOT_ESTABLISH
+from ..record import DOES_NOT_ESTABLISH, standing_of
 from . import display
 
 try:
@@ -202,16 +202,52 @@ def _row(record: _Record) -> display.Row:
     return display.row(record.id, record.card_url, document, times)
 
 
-def _latest_evidence(rows: Sequence[display.Row]) -> display.Row | None:
-    if rows[-1].standing == "evidence":
-        return None
-    return next((r for r in reversed(rows) if r.standing == "evidence"), None)
-
-
 def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
     pages = max(1, math.ceil(len(items) / per_page))
     start = (page - 1) * per_page
     return items[start : start + per_page], pages
+
+
+class _AgentView:
+    """One agent's history, oldest first, made into what its page shows. A display row
+    (and its signature check) is made only for the records shown: the page's slice,
+    the timeline's last marks and the newest evidence, however long the history."""
+
+    def __init__(self, records: Sequence[Any], page: int, per_page: int) -> None:
+        self._rows: dict[int, display.Row] = {}
+        self._records = records
+        self.per_page = per_page
+        newest_first = range(len(records) - 1, -1, -1)
+        shown, self.pages = _page(newest_first, page, per_page)
+        self.shown = [self._row(i) for i in shown]
+        start = max(0, len(records) - display.MAX_TIMELINE)
+        self.timeline = [self._row(i) for i in range(start, len(records))]
+        self.latest = self.timeline[-1]
+        self.evidence = None if self.latest.standing == "evidence" else self._evidence()
+        latest = records[-1].document
+        self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
+        self.conflicts, self.churned, self.more = display.conflicts(self.document)
+        self._page_of = {self._row(i).id: (len(records) - 1 - i) // per_page + 1
+                         for i in range(start, len(records))}  # fmt: skip
+
+    def _row(self, index: int) -> display.Row:
+        if index not in self._rows:
+            self._rows[index] = _row(self._records[index])
+        return self._rows[index]
+
+    def _evidence(self) -> display.Row | None:
+        for index in range(len(self._records) - 1, -1, -1):
+            document = self._records[index].document
+            # standing_of first: cheap, and a claim by it is a claim on display too.
+            if isinstance(document, dict) and standing_of(document) == "evidence":
+                row = self._row(index)
+                if row.standing == "evidence":
+                    return row
+        return None
+
+    def href(self, row: display.Row) -> str:
+        """Where a timeline mark links: its line, on the page of the list holding it."""
+        return f"?page={self._page_of.get(row.id, 1)}#record-{row.id}"
 
 
 class _Pages:
@@ -257,29 +293,24 @@ class _Pages:
 
     def agent(self, request: Request) -> Response:
         page, per_page = _paging(request, api=False)
-        records = self._history(_tail(request, "/agents/"))
-        rows = [_row(r) for r in records]
-        latest_record = records[-1]
-        document = latest_record.document if isinstance(latest_record.document, dict) else {}
-        found, churned, more = display.conflicts(document)
-        newest, pages = _page(rows[::-1], page, per_page)
+        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page)
         return self._render(
             request,
             "agent.html",
-            latest=rows[-1],
+            latest=view.latest,
             # Beside a latest claim, the newest evidence the ledger holds (interview §8).
-            older_evidence=_latest_evidence(rows),
+            older_evidence=view.evidence,
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
-            timeline=Markup(display.timeline_svg(rows)),  # noqa: S704
-            conflict_list=found,
-            churned=churned,
-            more=more,
-            checks=display.check_rows(document),
-            incomplete=display.incomplete(document),
-            records=newest,
+            timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
+            conflict_list=view.conflicts,
+            churned=view.churned,
+            more=view.more,
+            checks=display.check_rows(view.document),
+            incomplete=display.incomplete(view.document),
+            records=view.shown,
             page=page,
-            pages=pages,
+            pages=view.pages,
         )
 
     def stylesheet(self, request: Request) -> Response:
@@ -307,22 +338,18 @@ class _Pages:
 
     def api_agent(self, request: Request) -> Response:
         page, per_page = _paging(request, api=True)
-        records = self._history(_tail(request, "/api/agents/"))
-        rows = [_row(r) for r in records]
-        latest = records[-1]
-        document = latest.document if isinstance(latest.document, dict) else {}
-        found, churned, _ = display.conflicts(document)
-        newest, pages = _page(rows[::-1], page, per_page)
+        view = _AgentView(self._history(_tail(request, "/api/agents/")), page, per_page)
         return _json(
             {
-                "card_url": rows[-1].card_url,
-                "latest": rows[-1].to_json(),
-                "conflicts": [c.to_json() for c in found],
-                "conflicts_vanished_on_rerun": churned,
+                "card_url": view.latest.card_url,
+                "latest": view.latest.to_json(),
+                "latest_evidence": view.evidence.to_json() if view.evidence else None,
+                "conflicts": [c.to_json() for c in view.conflicts],
+                "conflicts_vanished_on_rerun": view.churned,
                 "does_not_establish": list(DOES_NOT_ESTABLISH),
-                "records": [r.to_json() for r in newest],
+                "records": [r.to_json() for r in view.shown],
                 "page": page,
-                "pages": pages,
+                "pages": view.pages,
                 "per_page": per_page,
             }
         )
