@@ -584,3 +584,15 @@ def test_ledger_serve_on_a_busy_port_is_one_line(
     assert (
         err == f"a2a-interview: error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
     )
+
+
+def test_the_row_cache_is_bounded_and_keyed_by_the_bytes(ledger: Ledger) -> None:
+    from a2a_interview.ledger.web import _Rows
+
+    rows = _Rows(2)
+    stored = [s.latest for s in ledger.agents()][:3]
+    made = [rows(s) for s in stored]
+    assert len(rows._rows) == 2
+    assert rows(stored[2]) is made[2]  # kept: the same bytes, the same row
+    assert rows(stored[0]) is not made[0]  # dropped, made again
+    assert rows(stored[0]) == made[0]

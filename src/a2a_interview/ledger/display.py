@@ -185,14 +185,17 @@ def _get(value: Any, *path: str) -> Any:
     return value
 
 
-def standing(document: Mapping[str, Any]) -> Standing:
+def standing(document: Mapping[str, Any], signature: str | None = None) -> Standing:
     """``evidence`` or ``claim``, recomputed (PROFILE §8): evidence only when the
     record's contents make it so (:func:`standing_of`: a platform or third-party runner
     holding none of the agent's keys) and a runner signature verifies. The stored
-    ``standing`` member is never read."""
+    ``standing`` member is never read. ``signature``: the status
+    :func:`verify_record_signature` gave, when the caller has it already."""
     if standing_of(document) != "evidence":
         return "claim"
-    if verify_record_signature(document).status != "valid":
+    if signature is None:
+        signature = verify_record_signature(document).status
+    if signature != "valid":
         return "claim"  # unsigned: anyone could have written it
     return "evidence"
 
@@ -256,6 +259,7 @@ def row(
     party = _text(_get(document, "ran_by", "party"))
     key = _get(document, "ran_by", "key")
     card_status = _get(document, "agent", "card_signature", "status")
+    signature = verify_record_signature(document).status
     reading = _get(document, "agent", "card_signature", "reading")
     return Row(
         id=str(record_id),
@@ -268,8 +272,8 @@ def row(
         party_label=PARTIES.get(party, "unrecognised party"),
         runner_name=_text(_get(document, "ran_by", "name")),
         runner_key=key if isinstance(key, str) else None,
-        record_signature=verify_record_signature(document).status,
-        standing=standing(document),
+        record_signature=signature,
+        standing=standing(document, signature),
         card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),

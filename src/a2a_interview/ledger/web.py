@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -196,10 +198,35 @@ def _when(moment: Any) -> str:
     return ""
 
 
-def _row(record: _Record) -> display.Row:
-    document = record.document if isinstance(record.document, dict) else {}
-    times = (_when(record.started_at), _when(record.finished_at))
-    return display.row(record.id, record.card_url, document, times)
+class _Rows:
+    """Display rows by (record id, digest), the last :data:`ROW_CACHE` made. A row is a
+    pure function of the record's stored bytes (its standing too: PROFILE §8 takes it
+    from what the display can check in the record, with no clock and no network), so
+    the same bytes need not have their runner signature checked on every request."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._rows: OrderedDict[tuple[Any, Any], display.Row] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, record: _Record) -> display.Row:
+        key = (record.id, getattr(record, "digest", None) or record.body)
+        with self._lock:
+            found = self._rows.get(key)
+            if found is not None:
+                self._rows.move_to_end(key)
+                return found
+        document = record.document if isinstance(record.document, dict) else {}
+        times = (_when(record.started_at), _when(record.finished_at))
+        made = display.row(record.id, record.card_url, document, times)
+        with self._lock:
+            self._rows[key] = made
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return made
+
+
+ROW_CACHE: Final = 20_000
 
 
 def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
@@ -213,7 +240,8 @@ class _AgentView:
     (and its signature check) is made only for the records shown: the page's slice,
     the timeline's last marks and the newest evidence, however long the history."""
 
-    def __init__(self, records: Sequence[Any], page: int, per_page: int) -> None:
+    def __init__(self, records: Sequence[Any], page: int, per_page: int, rows: _Rows) -> None:
+        self._made = rows
         self._rows: dict[int, display.Row] = {}
         self._records = records
         self.per_page = per_page
@@ -232,7 +260,7 @@ class _AgentView:
 
     def _row(self, index: int) -> display.Row:
         if index not in self._rows:
-            self._rows[index] = _row(self._records[index])
+            self._rows[index] = self._made(self._records[index])
         return self._rows[index]
 
     def _evidence(self) -> display.Row | None:
@@ -254,6 +282,7 @@ class _Pages:
     def __init__(self, ledger: _Ledger) -> None:
         self.ledger = ledger
         self.env = _environment()
+        self.rows = _Rows(ROW_CACHE)
 
     # -- shared ----------------------------------------------------------------------
 
@@ -266,7 +295,7 @@ class _Pages:
         for summary in shown:
             out.append(
                 {
-                    "row": _row(summary.latest),
+                    "row": self.rows(summary.latest),
                     "count": int(getattr(summary, "count", 0) or 0),
                     "ref": _ref(summary.card_url),
                 }
@@ -293,7 +322,7 @@ class _Pages:
 
     def agent(self, request: Request) -> Response:
         page, per_page = _paging(request, api=False)
-        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page)
+        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page, self.rows)
         return self._render(
             request,
             "agent.html",
@@ -338,7 +367,8 @@ class _Pages:
 
     def api_agent(self, request: Request) -> Response:
         page, per_page = _paging(request, api=True)
-        view = _AgentView(self._history(_tail(request, "/api/agents/")), page, per_page)
+        records = self._history(_tail(request, "/api/agents/"))
+        view = _AgentView(records, page, per_page, self.rows)
         return _json(
             {
                 "card_url": view.latest.card_url,
