@@ -204,3 +204,19 @@ def test_workers_and_schedule_need_postgresql(tmp_path: Path) -> None:
         assert "need a PostgreSQL store" in done.stderr
         assert "[jobs_need_postgresql]" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) -> None:
+    # Bad input of any kind gets a fixed error, never a traceback (quality bar).
+    store = postgres_server.database()
+    with Ledger.open(store) as ledger:
+        ledger.add(_old_record("http://127.0.0.1:9"))
+    engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as connection:
+        connection.execute(sa.text("DROP TABLE procrastinate_jobs CASCADE"))
+    engine.dispose()
+    for args in (["ledger", "schedule", "--older-than", "1d"], ["worker", "--once"]):
+        done = _cli(*args, "--store", store)
+        assert done.returncode == 2, done.stderr
+        assert "the job queue in the store cannot be reached [store_unavailable]" in done.stderr
+        assert "Traceback" not in done.stderr

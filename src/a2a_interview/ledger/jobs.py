@@ -21,20 +21,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
 
 try:
     import procrastinate
+    import psycopg
     from procrastinate import exceptions as queue_errors
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
     ) from exc
 
-from .errors import JobsNeedPostgreSQL
+from .errors import JobsNeedPostgreSQL, StoreUnavailable
 from .store import Ledger, StoredRecord
 
 __all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key", "run_worker",
@@ -110,20 +111,32 @@ async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> Sche
     due = await asyncio.to_thread(ledger.due, older_than, now)
     enqueued: list[str] = []
     already: list[str] = []
-    async with app.open_async():
-        task = app.tasks[TASK]
-        for card_url in due:
-            latest = await asyncio.to_thread(ledger.latest, card_url)
-            assert latest is not None
-            try:
-                await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
-                    url=latest.agent_url, card_url=card_url
-                )
-            except queue_errors.AlreadyEnqueued:
-                already.append(card_url)
-            else:
-                enqueued.append(card_url)
+    with _queue_errors():
+        async with app.open_async():
+            task = app.tasks[TASK]
+            for card_url in due:
+                latest = await asyncio.to_thread(ledger.latest, card_url)
+                assert latest is not None
+                try:
+                    await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
+                        url=latest.agent_url, card_url=card_url
+                    )
+                except queue_errors.AlreadyEnqueued:
+                    already.append(card_url)
+                else:
+                    enqueued.append(card_url)
     return ScheduleResult(tuple(enqueued), tuple(already))
+
+
+@contextlib.contextmanager
+def _queue_errors() -> Iterator[None]:
+    # Fixed words: a driver's message may carry the host, the user or a query.
+    try:
+        yield
+    except queue_errors.AlreadyEnqueued:  # pragma: no cover - handled by the caller
+        raise
+    except (queue_errors.ProcrastinateException, psycopg.Error, OSError) as exc:
+        raise StoreUnavailable("the job queue in the store cannot be reached") from exc
 
 
 @dataclass(frozen=True)
@@ -172,6 +185,11 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
     }
     if settings.name is not None:
         options["name"] = settings.name
+    with _queue_errors():
+        await _work(app, settings, options)
+
+
+async def _work(app: procrastinate.App, settings: WorkerSettings, options: Any) -> None:
     async with app.open_async():
         recovering = asyncio.create_task(_recover(app, settings))
         try:
