@@ -596,3 +596,36 @@ def test_the_row_cache_is_bounded_and_keyed_by_the_bytes(ledger: Ledger) -> None
     assert rows(stored[2]) is made[2]  # kept: the same bytes, the same row
     assert rows(stored[0]) is not made[0]  # dropped, made again
     assert rows(stored[0]) == made[0]
+
+
+def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    store = f"sqlite:///{tmp_path / 'served.db'}"
+    with Ledger.open(store) as fresh:
+        fresh.add(ledger.agents()[0].latest.body)
+    command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+    proc = subprocess.Popen(
+        [*command, "ledger", "serve", "--store", store, "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ledger page at http://127.0.0.1:"), first
+        origin = first.split()[3].rstrip("/")
+        response = httpx.get(origin + "/api/agents", timeout=10)
+        assert response.status_code == 200
+        assert len(response.json()["agents"]) == 1
+        assert response.headers["content-security-policy"] == CSP
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
