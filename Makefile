@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/core.py
 	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/serve.py    # needs Debian's wrk: apt-get install wrk
+	$(BIN)/python bench/ledger_web.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -554,6 +554,10 @@ def register(subparsers: Any) -> None:
                        help="e.g. 90s, 30m, 6h, 1d, 2w")  # fmt: skip
     sched.set_defaults(run=_schedule)
 
+    from .ledger_serve import register_serve  # the web page (its own module)
+
+    register_serve(commands, add_store_option)
+
     worker = subparsers.add_parser(
         "worker",
         help="run the ledger's verification jobs (PostgreSQL)",

@@ -1,0 +1,63 @@
+"""``a2a-interview ledger serve``: the ledger's web page and JSON API.
+
+Registered by :mod:`.ledger` as one action of the ``ledger`` group. Exit codes: 0 when
+stopped with Ctrl-C, 2 for a bad argument or a store that cannot be opened, 3 when the
+address cannot be listened on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
+
+EPILOG = """\
+examples:
+  a2a-interview ledger serve --store sqlite:///ledger.db --port 8080
+  a2a-interview ledger serve --store postgresql://ledger@db/ledger --host 0.0.0.0 --port 80
+
+The page lists every agent by card URL with its latest result, who ran it and whether
+that is a claim or evidence; each agent's page has its history, conflicts and what a
+result does not establish. JSON: /api/agents, described at /api/openapi.json."""
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
+    from ..ledger.web import serve
+    from .ledger import open_store
+
+    def ready(origin: str) -> None:
+        print(f"ledger page at {origin}/  (JSON: {origin}/api/agents)", flush=True)
+        print("  read-only; Ctrl-C stops it", flush=True)
+
+    try:
+        with open_store(args.store) as ledger:
+            serve(ledger, args.host, args.port, on_ready=ready)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        print(f"a2a-interview: error: cannot serve on {args.host}:{args.port}: {reason}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
+    return EXIT_OK
+
+
+def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> None:
+    """Add ``serve`` to the ``ledger`` group's actions (``--store`` as its others)."""
+    p = actions.add_parser(
+        "serve",
+        help="serve the ledger's web page and JSON API (read-only)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Serve the ledger as a web page (server-rendered, no JavaScript) and a "
+        "JSON API beside it, until interrupted.",
+        epilog=EPILOG,
+    )
+    add_store_option(p)
+    p.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080; 0: a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.set_defaults(run=run_serve)

@@ -1,0 +1,419 @@
+"""The rules of display for the ledger's page and API (interview §8, §9; PROFILE §8).
+
+Pure functions from a stored record's parsed document to what a surface may say about
+it. Nothing here does I/O or imports a web framework: the page (:mod:`.web`) and its
+JSON API are drivers over these values, so both say the same thing.
+
+The rules, each enforced in one place:
+
+- **Who ran it is part of the result** (interview §8): :class:`Row` always carries the
+  party and the runner's name; the templates print them beside every outcome.
+- **A self-run result is a claim** (interview §9 rule 4): :func:`standing` is
+  recomputed from the document on every display, never read from it: ``evidence``
+  only when :func:`a2a_interview.record.standing_of` says so *and* the runner's
+  signature verifies (PROFILE §8). Anything else is a ``claim``.
+- **A correct refusal never counts against an agent** (interview §9 rule 3): the
+  closure checks are described as answers received (:data:`CHECK_TEXT`), and a conflict
+  whose ``got`` is a refusal is labelled as the agent having answered with a refusal.
+- **Absence of the extension says nothing** (interview §9 rule 2): ``not_offered`` has
+  the neutral tone, the same as an unreachable agent or no result at all; lists are
+  ordered by card URL only and no filter on outcome exists (:data:`OUTCOMES`).
+- **Conformance is not competence** (interview §9 rule 1): :data:`BOUNDARIES` is
+  printed on every agent page, from our constant, never from the record.
+
+Every string taken from a record is agent data (a self-run record is written by the
+agent itself): it is passed on as text for the templates to escape, and
+:func:`visible` makes invisible and direction-changing characters visible first.
+:func:`timeline_svg` escapes every string it writes itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Final, Literal
+
+from ..record import DOES_NOT_ESTABLISH, standing_of, verify_record_signature
+
+__all__ = [
+    "BOUNDARIES",
+    "CHECK_TEXT",
+    "OUTCOMES",
+    "ConflictView",
+    "Row",
+    "Tone",
+    "check_rows",
+    "conflicts",
+    "incomplete",
+    "outcome_view",
+    "row",
+    "standing",
+    "timeline_svg",
+    "visible",
+]
+
+Tone = Literal["consistent", "conflict", "neutral"]
+Standing = Literal["claim", "evidence"]
+
+# outcome -> (label, one-line meaning, tone). Only a persistent conflict gets the
+# conflict tone; an agent that does not offer the interview, or could not be reached,
+# is shown exactly like one with nothing to show (interview §9 rule 2).
+OUTCOMES: Final[Mapping[str, tuple[str, str, Tone]]] = {
+    "consistent": (
+        "consistent",
+        "its live answers matched its declared documents",
+        "consistent",
+    ),
+    "churn": (
+        "churn",
+        "a conflict on the first run was gone on the re-run (an agent mid-update)",
+        "neutral",
+    ),
+    "non_conformant": (
+        "non-conformant",
+        "a conflict with its declared documents persisted across a re-run",
+        "conflict",
+    ),
+    "not_offered": (
+        "does not offer the interview",
+        "the card does not declare the interview; that says nothing about the agent",
+        "neutral",
+    ),
+    "unreachable": (
+        "not completed",
+        "the interview could not complete (network, credentials or time)",
+        "neutral",
+    ),
+}
+_UNKNOWN_OUTCOME: Final = ("unrecognised outcome", "this version cannot read it", "neutral")
+
+PARTIES: Final[Mapping[str, str]] = {
+    "self": "the agent itself (self-run)",
+    "platform": "a platform",
+    "third_party": "a third party",
+}
+
+CARD_SIGNATURE: Final[Mapping[str, str]] = {
+    "verified": "verified",
+    "unsigned": "unsigned",
+    "invalid": "invalid",
+    "key_unavailable": "key unavailable",
+}
+
+# check code -> (what was asked, what a pass means). The closure checks are answers:
+# the standard refusal is the correct response (interview §9 rule 3).
+CHECK_TEXT: Final[Mapping[str, tuple[str, str]]] = {
+    "card_fetch": ("fetched the card", "the card was read"),
+    "card_signature": ("checked the card's signature", "no invalid signature"),
+    "declaration": ("read the interview declaration", "offered, not required"),
+    "inactive_probe": (
+        "asked an interview method without activating it",
+        "answered method-not-found, as any unknown method",
+    ),
+    "activation_echo": ("checked the activation echo", "every answer named the extension"),
+    "answer_shape": ("checked each answer's shape", "exact members, well-formed sources"),
+    "determinism": ("asked each question twice", "identical bytes both times"),
+    "projection": (
+        "compared each answer with the declared documents",
+        "every value equal to what its pointer names",
+    ),
+    "terms_declared": ("checked the terms answer", "terms declared exactly when committed"),
+    "closure_method": (
+        "asked an undefined method under activation",
+        "the standard refusal: a correct answer, counted as a pass",
+    ),
+    "closure_selector": (
+        "asked for a skill the agent does not declare",
+        "the standard refusal: a correct answer, counted as a pass",
+    ),
+    "coverage": ("looked for members left out", "advisory only, never a conflict"),
+}
+
+CHECK_STATUS: Final[Mapping[str, str]] = {
+    "passed": "pass",
+    "failed": "conflict",
+    "churn": "churn (gone on re-run)",
+    "advisory": "advisory",
+    "skipped": "not asked",
+}
+
+# What a result does not establish (PROFILE §8, interview §8, §9), in plain words. From
+# our constant, never from the record's own list (a self-run record is agent data).
+BOUNDARIES: Final[tuple[str, ...]] = (
+    "The interview checks one thing: that the agent's live answers to five questions "
+    "match the documents it declared (its card and committed terms).",
+    *(f"It does not establish {item}." for item in DOES_NOT_ESTABLISH),
+    "Conformance is not competence: a perfectly consistent agent can be bad at its job.",
+    "Who ran it matters. A result the agent ran on itself, an unsigned one, or one "
+    "signed with the agent's own key is a claim, the agent's own statement. Only a "
+    "result recorded and signed by a platform or third party is shown as evidence.",
+    "A correct refusal is an answer and never counts against the agent.",
+    "An agent that does not offer the interview has simply not implemented it: its "
+    "declared documents bind it as before, and nothing negative follows.",
+)
+
+# Characters that change how neighbouring text reads without being seen: controls,
+# bidirectional overrides and isolates, zero-width characters, the BOM.
+_INVISIBLE: Final = re.compile(
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+MAX_TEXT: Final = 300
+MAX_VALUE: Final = 4000
+MAX_CONFLICTS: Final = 200
+MAX_TIMELINE: Final = 60
+
+
+def visible(text: object, limit: int = MAX_TEXT) -> str:
+    """``text`` (agent data) with every invisible or direction-changing character
+    replaced by a visible ``<U+XXXX>`` tag, cut to ``limit`` characters with ``…``.
+    Not HTML escaping: the template does that. A non-string is rendered as JSON."""
+    if not isinstance(text, str):
+        text = json.dumps(text, ensure_ascii=False)
+    shown = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _get(value: Any, *path: str) -> Any:
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value
+
+
+def standing(document: Mapping[str, Any], signature: str | None = None) -> Standing:
+    """``evidence`` or ``claim``, recomputed (PROFILE §8): evidence only when the
+    record's contents make it so (:func:`standing_of`: a platform or third-party runner
+    holding none of the agent's keys) and a runner signature verifies. The stored
+    ``standing`` member is never read. ``signature``: the status
+    :func:`verify_record_signature` gave, when the caller has it already."""
+    if standing_of(document) != "evidence":
+        return "claim"
+    if signature is None:
+        signature = verify_record_signature(document).status
+    if signature != "valid":
+        return "claim"  # unsigned: anyone could have written it
+    return "evidence"
+
+
+def outcome_view(outcome: object) -> tuple[str, str, Tone]:
+    """(label, meaning, tone) of an outcome; an unknown one is neutral."""
+    return (
+        OUTCOMES.get(outcome, _UNKNOWN_OUTCOME) if isinstance(outcome, str) else (_UNKNOWN_OUTCOME)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One record as a display line. Strings from the record are agent data."""
+
+    id: str
+    card_url: str
+    outcome: str
+    outcome_label: str
+    outcome_meaning: str
+    tone: Tone
+    party: str
+    party_label: str
+    runner_name: str
+    runner_key: str | None
+    record_signature: str
+    standing: Standing
+    card_signature: str
+    card_reading: str | None
+    started_at: str
+    finished_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "card_url": self.card_url,
+            "outcome": self.outcome,
+            "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
+            "record_signature": self.record_signature,
+            "standing": self.standing,
+            "card_signature": {"status": self.card_signature, "reading": self.card_reading},
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def row(
+    record_id: object,
+    card_url: str,
+    document: Mapping[str, Any],
+    times: tuple[str, str] | None = None,
+) -> Row:
+    """The display line of one stored record (its parsed ``document``); ``times``
+    (started, finished) as the store read them, else the record's own strings."""
+    outcome = _text(document.get("outcome"))
+    label, meaning, tone = outcome_view(outcome)
+    party = _text(_get(document, "ran_by", "party"))
+    key = _get(document, "ran_by", "key")
+    card_status = _get(document, "agent", "card_signature", "status")
+    signature = verify_record_signature(document).status
+    reading = _get(document, "agent", "card_signature", "reading")
+    return Row(
+        id=str(record_id),
+        card_url=card_url,
+        outcome=outcome,
+        outcome_label=label,
+        outcome_meaning=meaning,
+        tone=tone,
+        party=party,
+        party_label=PARTIES.get(party, "unrecognised party"),
+        runner_name=_text(_get(document, "ran_by", "name")),
+        runner_key=key if isinstance(key, str) else None,
+        record_signature=signature,
+        standing=standing(document, signature),
+        card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
+        card_reading=reading if isinstance(reading, str) else None,
+        started_at=times[0] if times else _text(document.get("started_at")),
+        finished_at=times[1] if times else _text(document.get("finished_at")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictView:
+    """One conflict as expected against got. ``expected``/``got`` are JSON text (or
+    ``None`` where the member does not apply); ``got_refusal`` marks an answer that
+    was a refusal, shown as such."""
+
+    check: str
+    check_label: str
+    reason: str
+    interface: str | None
+    question: str | None
+    skill: str | None
+    document: str | None
+    member: str | None
+    url: str | None
+    expected: str | None
+    got: str | None
+    got_refusal: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "reason": self.reason,
+            "interface": self.interface,
+            "question": self.question,
+            "skill": self.skill,
+            "source": {"document": self.document, "member": self.member, "url": self.url},
+            "expected": self.expected,
+            "got": self.got,
+            "got_refusal": self.got_refusal,
+        }
+
+
+def _json_text(item: Mapping[str, Any], name: str) -> str | None:
+    if name not in item:
+        return None
+    text = json.dumps(item[name], ensure_ascii=False, indent=2, sort_keys=True)
+    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+
+
+def _opt(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, int]:
+    """The conflicts to show, whether they vanished on the re-run, and how many more
+    the record holds than are shown (at most :data:`MAX_CONFLICTS`).
+
+    For ``churn`` the first run's conflicts (gone on the re-run); otherwise the last
+    run's (for ``non_conformant``, the persistent ones)."""
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not runs:
+        return [], False, 0
+    churn = document.get("outcome") == "churn"
+    run = runs[0] if churn else runs[-1]
+    items = _get(run, "conflicts")
+    items = [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+    views = []
+    for item in items[:MAX_CONFLICTS]:
+        check = _text(item.get("check"))
+        got = item.get("got")
+        views.append(
+            ConflictView(
+                check=check,
+                check_label=CHECK_TEXT.get(check, ("an unrecognised check", ""))[0],
+                reason=_text(item.get("reason")),
+                interface=_opt(item.get("interface")),
+                question=_opt(item.get("question")),
+                skill=_opt(item.get("skill")),
+                document=_opt(_get(item, "source", "document")),
+                member=_opt(_get(item, "source", "member")),
+                url=_opt(_get(item, "source", "url")),
+                expected=_json_text(item, "expected"),
+                got=_json_text(item, "got"),
+                got_refusal=isinstance(got, dict) and got.get("refused") is True,
+            )
+        )
+    return views, churn, max(0, len(items) - MAX_CONFLICTS)
+
+
+def incomplete(document: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(reason code, detail) of a run that could not complete, as the record says."""
+    found = document.get("incomplete")
+    if not isinstance(found, dict):
+        return None
+    return _text(found.get("reason")), _text(found.get("detail"))
+
+
+def check_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(code, what was asked, what a pass means, status text) for each check the record
+    reports, in our order; checks this version does not know are left out."""
+    checks = document.get("checks")
+    if not isinstance(checks, dict):
+        return []
+    out = []
+    for code, (asked, meaning) in CHECK_TEXT.items():
+        status = checks.get(code)
+        if isinstance(status, str):
+            out.append((code, asked, meaning, CHECK_STATUS.get(status, "unrecognised")))
+    return out
+
+
+def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None) -> str:
+    """A small SVG picture of an agent's history, oldest first (the last
+    :data:`MAX_TIMELINE` records): one mark per record, its colour the outcome's tone,
+    filled for evidence and hollow for a claim; each mark links to the record's line on
+    the page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming
+    date, outcome, who ran it and standing.
+
+    Every string written is XML-escaped here; the caller inserts the result as markup.
+    """
+    shown = list(points)[-MAX_TIMELINE:]
+    link = href if href is not None else (lambda row: f"#record-{row.id}")
+    step, pad, height = 22, 14, 44
+    width = max(pad * 2 + step * max(len(shown) - 1, 0), 120)
+    label = f"History of {len(shown)} result(s), oldest on the left"
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" role="img" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'aria-label="{escape(label)}">',
+        f"<title>{escape(label)}</title>",
+        f'<line class="axis" x1="{pad}" y1="22" x2="{width - pad}" y2="22"/>',
+    ]
+    for i, point in enumerate(shown):
+        x = pad + i * step
+        tip = (
+            f"{visible(point.started_at, 40)}: {point.outcome_label}, run by "
+            f"{point.party_label} {visible(point.runner_name, 80)}, {point.standing}"
+        )
+        fill = "filled" if point.standing == "evidence" else "hollow"
+        parts.append(
+            f'<a href="{escape(link(point))}"><circle class="mark {point.tone} {fill}" '
+            f'cx="{x}" cy="22" r="7"><title>{escape(tip)}</title></circle></a>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

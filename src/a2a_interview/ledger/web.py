@@ -1,0 +1,502 @@
+"""The ledger's web page and JSON API: a thin Starlette driver over :mod:`.display`.
+
+``app(ledger)`` is an ASGI app; ``serve(url, host, port)`` runs it with uvicorn
+(``a2a-interview ledger serve``). The page is rendered on the server with Jinja2
+(autoescape on, every template) and needs no JavaScript: it sends none, and its
+Content-Security-Policy forbids any (``script-src`` falls back to ``'none'``).
+
+Routes (the API's are described by ``/api/openapi.json``, shipped as
+``ledger/openapi.json``):
+
+    GET /                       agents with their latest result, by card URL (?page=N)
+    GET /agents/{card url}      one agent: latest result, boundaries, timeline,
+                                conflicts, checks, every result (?page=N)
+    GET /api/agents             the same list as JSON (?page=N&per_page=M)
+    GET /api/agents/{card url}  one agent as JSON (?page=N&per_page=M)
+    GET /api/records/{id}       a record's bytes exactly as stored
+    GET /api/openapi.json       the OpenAPI 3.1 document
+
+``{card url}`` is the agent's card URL percent-encoded as one path segment
+(``urllib.parse.quote(url, safe="")``); it is decoded once from the raw path, so a card
+URL holding ``%2F`` survives. Errors are fixed text with a stable code; none repeats
+what was asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any, Final, Protocol
+from urllib.parse import quote, unquote_to_bytes
+
+from ..record import DOES_NOT_ESTABLISH, standing_of
+from . import display
+
+try:
+    import jinja2
+    from markupsafe import Markup
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "the ledger's web page needs the 'ledger' and 'server' extras: "
+        "pip install 'a2a-interview[ledger,server]'"
+    ) from exc
+
+__all__ = ["CSP", "MAX_PER_PAGE", "PAGE_SIZE", "app", "serve"]
+
+PAGE_SIZE: Final = 50
+MAX_PER_PAGE: Final = 200
+
+# No script of any kind, no frames, no forms, no foreign origins: the page is text, an
+# inline SVG and one stylesheet of ours. Agent strings are escaped by the templates;
+# this is the second wall if an escape were ever missed.
+CSP: Final = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+_SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
+
+
+class _Record(Protocol):
+    @property
+    def id(self) -> Any: ...
+    @property
+    def card_url(self) -> str: ...
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def document(self) -> Any: ...
+    @property
+    def started_at(self) -> Any: ...
+    @property
+    def finished_at(self) -> Any: ...
+
+
+class _Ledger(Protocol):
+    def agents(self) -> Sequence[Any]: ...
+    def history(self, card_url: str) -> Sequence[Any]: ...
+    def get(self, record_id: Any) -> Any: ...
+
+
+class _Problem(Exception):
+    """A request we answer with a fixed error (status, stable code, fixed message)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+_NOT_FOUND_AGENT: Final = (404, "agent_not_found", "No results for that agent")
+_NOT_FOUND_RECORD: Final = (404, "record_not_found", "No such record")
+_NOT_FOUND: Final = (404, "not_found", "Not found")
+_NOT_ALLOWED: Final = (405, "method_not_allowed", "Only GET and HEAD are served")
+_BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
+_BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
+_BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("a2a_interview.ledger", "templates"),
+        autoescape=True,  # every template, whatever its name
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["visible"] = display.visible
+    return env
+
+
+def _static(name: str) -> bytes:
+    return resources.files(__package__).joinpath(name).read_bytes()
+
+
+def openapi() -> bytes:
+    """The OpenAPI 3.1 document of the JSON API, as shipped."""
+    return _static("openapi.json")
+
+
+# ---------------------------------------------------------------------------------------
+# Request reading
+
+
+def _query(request: Request, allowed: tuple[str, ...]) -> dict[str, str]:
+    items = request.query_params.multi_items()
+    names = [k for k, _ in items]
+    if any(k not in allowed for k in names) or len(set(names)) != len(names):
+        raise _Problem(*_BAD_QUERY)
+    return dict(items)
+
+
+def _whole(text: str | None, default: int, low: int, high: int, problem: Any) -> int:
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise _Problem(*problem)
+    value = int(text)
+    if not low <= value <= high:
+        raise _Problem(*problem)
+    return value
+
+
+def _paging(request: Request, api: bool) -> tuple[int, int]:
+    query = _query(request, ("page", "per_page") if api else ("page",))
+    page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
+    per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
+    return page, per_page
+
+
+def _tail(request: Request, prefix: str) -> str:
+    """The path after ``prefix``, percent-decoded exactly once from the raw path."""
+    raw = request.scope.get("raw_path")
+    root = request.scope.get("root_path", "").encode()
+    if isinstance(raw, bytes):
+        raw = raw.split(b"?", 1)[0]
+        if raw.startswith(root):
+            raw = raw[len(root) :]
+        if raw.startswith(prefix.encode()):
+            try:
+                return unquote_to_bytes(raw[len(prefix) :]).decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Problem(*_NOT_FOUND_AGENT) from None
+    return str(request.path_params.get("ref", ""))
+
+
+def _ref(card_url: str) -> str:
+    return quote(card_url, safe="")
+
+
+def _record_id(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise _Problem(*_NOT_FOUND_RECORD)
+    return int(text)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading the ledger into display rows
+
+
+def _when(moment: Any) -> str:
+    if isinstance(moment, datetime):
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return ""
+
+
+class _Rows:
+    """Display rows by (record id, digest), the last :data:`ROW_CACHE` made. A row is a
+    pure function of the record's stored bytes (its standing too: PROFILE §8 takes it
+    from what the display can check in the record, with no clock and no network), so
+    the same bytes need not have their runner signature checked on every request."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._rows: OrderedDict[tuple[Any, Any], display.Row] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, record: _Record) -> display.Row:
+        key = (record.id, getattr(record, "digest", None) or record.body)
+        with self._lock:
+            found = self._rows.get(key)
+            if found is not None:
+                self._rows.move_to_end(key)
+                return found
+        document = record.document if isinstance(record.document, dict) else {}
+        times = (_when(record.started_at), _when(record.finished_at))
+        made = display.row(record.id, record.card_url, document, times)
+        with self._lock:
+            self._rows[key] = made
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return made
+
+
+ROW_CACHE: Final = 20_000
+
+
+def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
+    pages = max(1, math.ceil(len(items) / per_page))
+    start = (page - 1) * per_page
+    return items[start : start + per_page], pages
+
+
+class _AgentView:
+    """One agent's history, oldest first, made into what its page shows. A display row
+    (and its signature check) is made only for the records shown: the page's slice,
+    the timeline's last marks and the newest evidence, however long the history."""
+
+    def __init__(self, records: Sequence[Any], page: int, per_page: int, rows: _Rows) -> None:
+        self._made = rows
+        self._rows: dict[int, display.Row] = {}
+        self._records = records
+        self.per_page = per_page
+        newest_first = range(len(records) - 1, -1, -1)
+        shown, self.pages = _page(newest_first, page, per_page)
+        self.shown = [self._row(i) for i in shown]
+        start = max(0, len(records) - display.MAX_TIMELINE)
+        self.timeline = [self._row(i) for i in range(start, len(records))]
+        self.latest = self.timeline[-1]
+        self.evidence = None if self.latest.standing == "evidence" else self._evidence()
+        latest = records[-1].document
+        self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
+        self.conflicts, self.churned, self.more = display.conflicts(self.document)
+        self._page_of = {self._row(i).id: (len(records) - 1 - i) // per_page + 1
+                         for i in range(start, len(records))}  # fmt: skip
+
+    def _row(self, index: int) -> display.Row:
+        if index not in self._rows:
+            self._rows[index] = self._made(self._records[index])
+        return self._rows[index]
+
+    def _evidence(self) -> display.Row | None:
+        for index in range(len(self._records) - 1, -1, -1):
+            document = self._records[index].document
+            # standing_of first: cheap, and a claim by it is a claim on display too.
+            if isinstance(document, dict) and standing_of(document) == "evidence":
+                row = self._row(index)
+                if row.standing == "evidence":
+                    return row
+        return None
+
+    def href(self, row: display.Row) -> str:
+        """Where a timeline mark links: its line, on the page of the list holding it."""
+        return f"?page={self._page_of.get(row.id, 1)}#record-{row.id}"
+
+
+class _Pages:
+    def __init__(self, ledger: _Ledger) -> None:
+        self.ledger = ledger
+        self.env = _environment()
+        self.rows = _Rows(ROW_CACHE)
+
+    # -- shared ----------------------------------------------------------------------
+
+    def _agents(self, page: int, per_page: int) -> tuple[list[dict[str, Any]], int]:
+        # Ordered by card URL, as the store returns them, and never by outcome: an agent
+        # without the interview is not ranked below one with it (interview §9 rule 2).
+        summaries = sorted(self.ledger.agents(), key=lambda s: s.card_url)
+        shown, pages = _page(summaries, page, per_page)
+        out = []
+        for summary in shown:
+            out.append(
+                {
+                    "row": self.rows(summary.latest),
+                    "count": int(getattr(summary, "count", 0) or 0),
+                    "ref": _ref(summary.card_url),
+                }
+            )
+        return out, pages
+
+    def _history(self, card_url: str) -> list[Any]:
+        records = list(self.ledger.history(card_url))
+        if not records:
+            raise _Problem(*_NOT_FOUND_AGENT)
+        return records
+
+    def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
+        root = request.scope.get("root_path", "") + "/"
+        html = self.env.get_template(name).render(root=root, **values)
+        return HTMLResponse(html, status_code=status)
+
+    # -- HTML ------------------------------------------------------------------------
+
+    def index(self, request: Request) -> Response:
+        page, per_page = _paging(request, api=False)
+        rows, pages = self._agents(page, per_page)
+        return self._render(request, "index.html", rows=rows, page=page, pages=pages)
+
+    def agent(self, request: Request) -> Response:
+        page, per_page = _paging(request, api=False)
+        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page, self.rows)
+        return self._render(
+            request,
+            "agent.html",
+            latest=view.latest,
+            # Beside a latest claim, the newest evidence the ledger holds (interview §8).
+            older_evidence=view.evidence,
+            boundaries=display.BOUNDARIES,
+            # timeline_svg escapes every string it writes: safe to insert as markup.
+            timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
+            conflict_list=view.conflicts,
+            churned=view.churned,
+            more=view.more,
+            checks=display.check_rows(view.document),
+            incomplete=display.incomplete(view.document),
+            records=view.shown,
+            page=page,
+            pages=view.pages,
+        )
+
+    def stylesheet(self, request: Request) -> Response:
+        return Response(
+            _static("static/ledger.css"),
+            media_type="text/css; charset=utf-8",
+            headers={"cache-control": "public, max-age=300"},
+        )
+
+    # -- JSON ------------------------------------------------------------------------
+
+    def api_agents(self, request: Request) -> Response:
+        page, per_page = _paging(request, api=True)
+        rows, pages = self._agents(page, per_page)
+        agents = [
+            {
+                "card_url": a["row"].card_url,
+                "href": f"/api/agents/{a['ref']}",
+                "results": a["count"],
+                "latest": a["row"].to_json(),
+            }
+            for a in rows
+        ]
+        return _json({"agents": agents, "page": page, "pages": pages, "per_page": per_page})
+
+    def api_agent(self, request: Request) -> Response:
+        page, per_page = _paging(request, api=True)
+        records = self._history(_tail(request, "/api/agents/"))
+        view = _AgentView(records, page, per_page, self.rows)
+        return _json(
+            {
+                "card_url": view.latest.card_url,
+                "latest": view.latest.to_json(),
+                "latest_evidence": view.evidence.to_json() if view.evidence else None,
+                "conflicts": [c.to_json() for c in view.conflicts],
+                "conflicts_vanished_on_rerun": view.churned,
+                "does_not_establish": list(DOES_NOT_ESTABLISH),
+                "records": [r.to_json() for r in view.shown],
+                "page": page,
+                "pages": view.pages,
+                "per_page": per_page,
+            }
+        )
+
+    def api_record(self, request: Request) -> Response:
+        _query(request, ())
+        record_id = _record_id(str(request.path_params["record_id"]))
+        record = self._get(record_id)
+        # The bytes as stored (and as signed): never re-serialized.
+        return Response(record.body, media_type="application/json")
+
+    def _get(self, record_id: int) -> Any:
+        from . import LedgerError
+
+        try:
+            record = self.ledger.get(record_id)
+        except (LedgerError, KeyError, LookupError):
+            raise _Problem(*_NOT_FOUND_RECORD) from None
+        if record is None:
+            raise _Problem(*_NOT_FOUND_RECORD)
+        return record
+
+    def api_openapi(self, request: Request) -> Response:
+        return Response(openapi(), media_type="application/json")
+
+
+def _json(value: Any) -> Response:
+    body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Response(body, media_type="application/json")
+
+
+class _Headers:
+    """Every response, errors included, gets the security headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def app(ledger: _Ledger) -> ASGIApp:
+    """The page and API over ``ledger`` (anything with ``agents()``, ``history(url)``
+    and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`)."""
+    pages = _Pages(ledger)
+    routes = [
+        Route("/", pages.index),
+        Route("/agents/{ref:path}", pages.agent),
+        Route("/static/ledger.css", pages.stylesheet),
+        Route("/api/agents", pages.api_agents),
+        Route("/api/agents/{ref:path}", pages.api_agent),
+        Route("/api/records/{record_id}", pages.api_record),
+        Route("/api/openapi.json", pages.api_openapi),
+    ]
+
+    def problem(request: Request, exc: Exception) -> Response:
+        # A fixed error: JSON under /api/, a page elsewhere. Unknown paths and methods
+        # too (Starlette's 404/405), so every answer has the same shape.
+        if isinstance(exc, _Problem):
+            p = exc
+        else:
+            p = _Problem(*(_NOT_ALLOWED if getattr(exc, "status_code", 0) == 405 else _NOT_FOUND))
+        if request.url.path.startswith("/api/"):
+            response = _json({"error": {"code": p.code, "message": p.message}})
+            response.status_code = p.status
+        else:
+            response = pages._render(request, "error.html", status=p.status, message=p.message)
+        if p.status == 405:
+            response.headers["allow"] = "GET, HEAD"
+        return response
+
+    handlers: dict[Any, Callable[[Request, Exception], Response]] = {
+        _Problem: problem,
+        404: problem,
+        405: problem,
+    }
+    return _Headers(Starlette(routes=routes, exception_handlers=handlers))
+
+
+def serve(
+    ledger: _Ledger,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
+    is called with the origin once listening. Raises ``OSError`` (cannot listen) and
+    ``KeyboardInterrupt`` (stopped)."""
+    import asyncio
+
+    import uvicorn
+
+    from ..server.listen import bind, origin_of
+
+    sock = bind(host, port)
+    try:
+        config = uvicorn.Config(app(ledger), log_level="warning", access_log=False, lifespan="off")
+        server = uvicorn.Server(config)
+
+        async def main() -> None:
+            task = asyncio.create_task(server.serve(sockets=[sock]))
+            while not server.started and not task.done():
+                await asyncio.sleep(0.01)
+            if server.started and on_ready is not None:
+                on_ready(origin_of(sock))
+            await task
+
+        asyncio.run(main())
+    finally:
+        sock.close()

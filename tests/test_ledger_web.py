@@ -1,0 +1,631 @@
+"""The ledger's page and JSON API, in process (httpx.ASGITransport) over a real SQLite
+ledger filled with records the real verifier wrote (``ledger_records``).
+
+The display rules under test are the draft's: who ran it is shown with every result
+(interview §8); a self-run or unsigned result is a claim, never evidence (§9 rule 4,
+PROFILE §8); a correct refusal never counts against an agent (§9 rule 3); absence of
+the extension is never ranked, filtered or coloured as failing (§9 rule 2); the
+boundaries are said on every agent page (§9 rule 1, PROFILE §8 does_not_establish).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import httpx
+import jsonschema
+import pytest
+from openapi_spec_validator import validate as validate_openapi
+
+from a2a_interview.ledger import Ledger
+from a2a_interview.ledger.display import Row, row, timeline_svg, visible
+from a2a_interview.ledger.web import app
+from a2a_interview.record import sign_record
+from ledger_records import (
+    HOSTILE_GOT,
+    HOSTILE_NAME,
+    HOSTILE_RUNNER,
+    HOSTILE_SKILL,
+    HOSTILE_URL,
+    RUNNER_SEED,
+    Records,
+    build,
+)
+
+if TYPE_CHECKING:
+    from pg import Server
+
+pytest_plugins = ["pg"]  # postgres_server: a real PostgreSQL (skips with the reason)
+pytestmark = pytest.mark.anyio
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+
+
+@pytest.fixture(scope="module")
+def records() -> Records:
+    return build()
+
+
+@pytest.fixture(scope="module")
+def ledger(records: Records, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ledger]:
+    path = tmp_path_factory.mktemp("ledger") / "ledger.db"
+    with Ledger.open(f"sqlite:///{path}") as opened:
+        for body in records.bodies:
+            opened.add(body)
+        yield opened
+
+
+@pytest.fixture
+async def client(ledger: Ledger) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app(ledger))
+    async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+        yield c
+
+
+def ref(url: str) -> str:
+    return quote(url, safe="")
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text, of a page."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def all_text(self) -> str:
+        return " ".join("".join(self.text).split())
+
+
+def rows_of(html: str) -> list[dict[str, str]]:
+    """The index table's rows: card URL and the outcome span's class and text."""
+    out = []
+    for match in re.finditer(r"<tr>\s*<td class=\"url\">(.*?)</tr>", html, re.S):
+        cells = match.group(1)
+        url = re.search(r'<bdi class="agent-text">(.*?)</bdi>', cells, re.S)
+        outcome = re.search(r'<span class="outcome ([a-z]+)"[^>]*>(.*?)</span>', cells, re.S)
+        standing = re.search(r'<span class="standing ([a-z]+)"', cells)
+        assert url and outcome and standing
+        out.append(
+            {"url": url.group(1), "tone": outcome.group(1), "outcome": outcome.group(2),
+             "standing": standing.group(1)}
+        )  # fmt: skip
+    return out
+
+
+# --- the list --------------------------------------------------------------------------
+
+
+async def test_the_index_lists_every_agent_by_card_url_only(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # interview §9 rule 2: ordered by URL, never by outcome; the agent without the
+    # interview is there like any other.
+    response = await client.get("/")
+    assert response.status_code == 200
+    listed = rows_of(response.text)
+    assert len(listed) == len(set(records.urls.values()))
+    html_urls = [r["url"] for r in listed]
+    assert html_urls == sorted(html_urls, key=lambda u: Tags(u).all_text())
+    absent = next(r for r in listed if r["url"] == records.urls["absent"])
+    assert absent["outcome"] == "does not offer the interview"
+    assert absent["tone"] == "neutral"  # never the conflict colour
+    assert {r["tone"] for r in listed if r["outcome"] == "non-conformant"} == {"conflict"}
+
+
+async def test_no_filter_or_sort_by_outcome_exists(client: httpx.AsyncClient) -> None:
+    # interview §9 rule 2: there is no way to filter on absence (or on any outcome).
+    for query in ("outcome=not_offered", "sort=outcome", "filter=conformant"):
+        for path in ("/", "/api/agents"):
+            response = await client.get(f"{path}?{query}")
+            assert response.status_code == 400, (path, query)
+            assert "bad_query" in response.text or "unknown or repeated" in response.text
+
+
+async def test_who_ran_it_and_the_standing_are_shown_with_every_result(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # interview §8: who ran it is part of the result; §9 rule 4: self-run is a claim.
+    listed = {r["url"]: r for r in rows_of((await client.get("/")).text)}
+    assert listed[records.urls["evidence"]]["standing"] == "evidence"
+    assert listed[records.urls["claim"]]["standing"] == "claim"
+    # The agent whose latest result it ran on itself shows the claim, not its older
+    # third-party evidence.
+    assert listed[records.urls["consistent"]]["standing"] == "claim"
+    page = Tags((await client.get("/")).text).all_text()
+    assert "a third party: Example Audits" in page
+    assert "the agent itself (self-run): Stonework" in page
+
+
+async def test_an_unsigned_third_party_record_is_a_claim(
+    ledger: Ledger, records: Records, tmp_path: Path
+) -> None:
+    # PROFILE §8: evidence needs a runner signature that verifies; a record anyone could
+    # have written (party third_party, no signature) is shown as a claim.
+    document = json.loads(records.bodies[2])  # the "evidence" agent's signed record
+    del document["signatures"]
+    del document["ran_by"]["key"]
+    assert document["standing"] == "evidence"  # what the record says of itself
+    with Ledger.open(f"sqlite:///{tmp_path / 'one.db'}") as one:
+        one.add(json.dumps(document).encode())
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(one)), base_url="http://t"
+        ) as c:
+            html = (await c.get("/")).text
+            api = (await c.get("/api/agents")).json()
+    assert rows_of(html)[0]["standing"] == "claim"
+    assert api["agents"][0]["latest"]["standing"] == "claim"
+    assert api["agents"][0]["latest"]["record_signature"] == "unsigned"
+
+
+async def test_standing_is_recomputed_not_read_from_the_record(
+    records: Records, tmp_path: Path
+) -> None:
+    # PROFILE §8: a self-run record that calls itself evidence is still a claim.
+    document = json.loads(records.bodies[1])  # self-run
+    document["standing"] = "evidence"
+    document = sign_record({**document, "ran_by": {**document["ran_by"]}}, RUNNER_SEED)
+    document["standing"] = "evidence"  # sign_record recomputed it; put the lie back
+    document = sign_record(document, RUNNER_SEED)
+    with Ledger.open(f"sqlite:///{tmp_path / 'lie.db'}") as one:
+        one.add(json.dumps(document).encode())
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(one)), base_url="http://t"
+        ) as c:
+            api = (await c.get("/api/agents")).json()
+    assert api["agents"][0]["latest"]["ran_by"]["party"] == "self"
+    assert api["agents"][0]["latest"]["standing"] == "claim"
+
+
+# --- one agent -------------------------------------------------------------------------
+
+
+async def test_every_agent_page_says_the_boundaries(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # interview §9 rule 1 and PROFILE §8 does_not_establish, in plain words, everywhere.
+    for role, url in records.urls.items():
+        response = await client.get(f"/agents/{ref(url)}")
+        assert response.status_code == 200, role
+        text = Tags(response.text).all_text()
+        assert "It does not establish the agent's competence at its skills." in text
+        assert "It does not establish the agent's conduct outside these calls." in text
+        assert "Conformance is not competence" in text
+        assert "is a claim" in text
+        assert "never counts against the agent" in text
+
+
+async def test_a_latest_claim_is_shown_beside_the_newest_evidence(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # interview §8: the agent's own later run does not hide the third-party record, and
+    # is not shown as evidence itself.
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    latest = Tags(re.search(r'<section class="latest.*?</section>', html, re.S).group())
+    text = re.sub(r"\s", "", latest.all_text())
+    assert "StandingCLAIM" in text
+    assert "LatestevidenceconsistentEVIDENCEbyathirdparty:ExampleAudits" in text
+    only = (await client.get(f"/agents/{ref(records.urls['evidence'])}")).text
+    assert "Latest evidence" not in only  # the latest is the evidence already
+
+
+async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
+    records: Records, tmp_path: Path
+) -> None:
+    # 55 signed third-party results, then the agent's own run: the list shows 50 a page,
+    # every timeline mark links to the page holding its line, and the newest evidence
+    # stands beside the latest claim (interview §8).
+    base = json.loads(records.bodies[2])
+    with Ledger.open(f"sqlite:///{tmp_path / 'long.db'}") as long:
+        for day in range(55):
+            document = {
+                **base,
+                "started_at": f"2026-01-{1 + day % 28:02d}T0{day // 28}:00:00.000Z",
+                "finished_at": f"2026-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z",
+            }
+            long.add(json.dumps(sign_record(document, RUNNER_SEED)).encode())
+        mine = json.loads(records.bodies[1])
+        mine["agent"] = base["agent"]
+        mine["started_at"], mine["finished_at"] = (
+            "2026-03-01T00:00:00.000Z",
+            "2026-03-01T00:00:01.000Z",
+        )
+        own = long.add(json.dumps(mine).encode())
+        url = ref(base["agent"]["card_url"])
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(long)), base_url="http://t"
+        ) as c:
+            first = (await c.get(f"/agents/{url}")).text
+            second = (await c.get(f"/agents/{url}?page=2")).text
+            api = (await c.get(f"/api/agents/{url}")).json()
+    rows = {p: [a["id"] for t, a in Tags(html).tags if t == "tr" and a.get("id")]
+            for p, html in ((1, first), (2, second))}  # fmt: skip
+    assert (len(rows[1]), len(rows[2])) == (50, 6)
+    assert rows[1][0] == f"record-{own.id}"
+    svg = re.search(r"<svg.*?</svg>", first, re.S).group()
+    links = [a["href"] for t, a in Tags(svg).tags if t == "a"]
+    assert len(links) == 56
+    for link in links:
+        page, anchor = link.removeprefix("?page=").split("#")
+        assert anchor in rows[int(page)], link
+    assert api["latest"]["standing"] == "claim"
+    assert api["latest_evidence"]["standing"] == "evidence"
+    assert api["latest_evidence"]["finished_at"] == "2026-01-28 00:00:01 UTC"  # the last of 55
+
+
+async def test_the_timeline_has_one_mark_per_result(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    marks = [a for t, a in Tags(html).tags if t == "circle"]
+    # Oldest first: the signed third-party record, then the agent's own run.
+    assert [m["class"] for m in marks] == [
+        "mark consistent filled",
+        "mark consistent hollow",
+    ]
+    svg = re.search(r"<svg.*?</svg>", html, re.S).group()
+    links = [a["href"] for t, a in Tags(svg).tags if t == "a"]
+    rows = [a["id"] for t, a in Tags(html).tags if t == "tr" and a.get("id")]
+    assert sorted(h.split("#")[1] for h in links) == sorted(rows)
+
+
+async def test_conflicts_are_shown_as_expected_against_got(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    html = (await client.get(f"/agents/{ref(records.urls['nonconformant'])}")).text
+    text = Tags(html).all_text()
+    assert "non-conformant" in text
+    pres = [unescape(p) for p in re.findall(r'<pre class="agent-text">(.*?)</pre>', html, re.S)]
+    assert '"Stonework"' in pres and '"Stonewerk"' in pres
+    assert pres.index('"Stonework"') + 1 == pres.index('"Stonewerk"')  # expected, then got
+    assert "/name" in text
+
+
+async def test_a_refusal_is_shown_as_an_answer(client: httpx.AsyncClient, records: Records) -> None:
+    # interview §9 rule 3: the closure probes' standard refusal is a pass, and a refusal
+    # the agent gave is labelled as an answer.
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    checks = re.findall(r'<tr class="check-(closure_[a-z]+)"><td>.*?</td><td>(.*?)</td>'
+                        r"<td>(.*?)</td></tr>", html)  # fmt: skip
+    assert checks == [
+        ("closure_method", "the standard refusal: a correct answer, counted as a pass", "pass"),
+        ("closure_selector", "the standard refusal: a correct answer, counted as a pass", "pass"),
+    ]
+    rogue = (await client.get(f"/agents/{ref(records.urls['nonconformant'])}")).text
+    assert "the agent answered with a refusal" in rogue
+    assert '"refused": true' in unescape(rogue)
+
+
+async def test_the_agent_without_the_interview_is_neutral(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    html = (await client.get(f"/agents/{ref(records.urls['absent'])}")).text
+    assert '<section class="latest tone-neutral"' in html
+    assert "that says nothing about the agent" in html
+    classes = [a.get("class") or "" for _, a in Tags(html).tags]
+    assert "mark neutral filled" in classes
+    assert [c for c in classes if "conflict" in c] == ["key-conflict"]  # the legend only
+
+
+async def test_churn_and_unreachable_are_neutral(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # PROFILE §7: churn is not non-conformance; a transport failure says nothing either.
+    listed = {r["url"]: r for r in rows_of((await client.get("/")).text)}
+    for role, label in (("churn", "churn"), ("unreachable", "not completed"),
+                        ("absent", "does not offer the interview")):  # fmt: skip
+        assert (listed[records.urls[role]]["outcome"], listed[records.urls[role]]["tone"]) == (
+            label,
+            "neutral",
+        ), role
+    html = (await client.get(f"/agents/{ref(records.urls['churn'])}")).text
+    assert '<section class="latest tone-neutral"' in html
+    assert "gone on the re-run (churn)" in html
+    pres = [unescape(p) for p in re.findall(r'<pre class="agent-text">(.*?)</pre>', html, re.S)]
+    assert pres[:2] == ['"Stonework"', '"Stonework (mid-update)"']
+    page = (await client.get(f"/agents/{ref(records.urls['unreachable'])}")).text
+    assert '<dt>Why</dt><dd><code><bdi class="agent-text">connect_failed</bdi>' in page
+    gone = (await client.get(f"/api/agents/{ref(records.urls['unreachable'])}")).json()
+    assert gone["latest"]["outcome"] == "unreachable"
+    assert gone["latest"]["card_signature"] == {"status": "not checked", "reading": None}
+    assert gone["conflicts"] == []
+
+
+# --- escaping ----------------------------------------------------------------------------
+
+
+def _markup_check(html: str) -> None:
+    tags = Tags(html).tags
+    names = {t for t, _ in tags}
+    assert "script" not in names and "img" not in names
+    assert [t for t in names if t == "svg"] in ([], ["svg"])
+    for tag, attrs in tags:
+        for name in attrs:
+            assert not name.startswith("on"), (tag, name)
+
+
+@pytest.mark.parametrize("path", ["/", "/agents/{hostile}", "/agents/{hostile_url}"])
+async def test_agent_strings_are_text_never_markup(
+    client: httpx.AsyncClient, records: Records, path: str
+) -> None:
+    url = path.format(hostile=ref(records.urls["hostile"]),
+                      hostile_url=ref(records.urls["hostile_url"]))  # fmt: skip
+    html = (await client.get(url)).text
+    _markup_check(html)
+    text = Tags(html).all_text()
+    assert "window.__pwned" in text  # shown, as text
+    if path != "/":
+        assert visible(HOSTILE_RUNNER) in text
+    if "hostile}" in path:
+        assert "<U+202E>" in text and "\u202e" not in html  # direction override made visible
+        for value in (HOSTILE_NAME, HOSTILE_SKILL, HOSTILE_GOT):  # expected and got
+            assert json.dumps(visible(value), ensure_ascii=False) in text
+
+
+async def test_every_response_carries_the_csp(client: httpx.AsyncClient, records: Records) -> None:
+    paths = ["/", f"/agents/{ref(records.urls['hostile'])}", "/api/agents", "/api/records/1",
+             "/api/openapi.json", "/static/ledger.css", "/nowhere", "/api/nowhere",
+             "/agents/nobody", "/?page=0"]  # fmt: skip
+    for path in paths:
+        response = await client.get(path)
+        assert response.headers["content-security-policy"] == CSP, path
+        assert response.headers["x-content-type-options"] == "nosniff", path
+    page = (await client.get("/")).text
+    assert "<script" not in page and " style=" not in page  # nothing the CSP would block
+
+
+async def test_the_page_reads_the_same_from_postgresql(
+    client: httpx.AsyncClient, records: Records, postgres_server: Server
+) -> None:
+    # The display depends on the records only: the same records added in the same order
+    # to PostgreSQL give byte-identical pages and API answers.
+    with Ledger.open(postgres_server.database()) as pg:
+        for body in records.bodies:
+            pg.add(body)
+        transport = httpx.ASGITransport(app=app(pg))
+        async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+            paths = ["/", "/api/agents", "/api/records/3"]
+            for url in records.urls.values():
+                paths += [f"/agents/{ref(url)}", f"/api/agents/{ref(url)}"]
+            for path in paths:
+                theirs, ours = await c.get(path), await client.get(path)
+                assert theirs.status_code == ours.status_code == 200, path
+                assert theirs.content == ours.content, path
+
+
+async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    asked = ref("http://example.test/<b>boo</b>")
+    html = await client.get(f"/agents/{asked}")
+    api = await client.get(f"/api/agents/{asked}")
+    assert html.status_code == api.status_code == 404
+    assert "boo" not in html.text and "boo" not in api.text
+    assert api.json() == {"error": {"code": "agent_not_found",
+                                    "message": "No results for that agent"}}  # fmt: skip
+
+
+# --- the JSON API --------------------------------------------------------------------
+
+
+async def test_the_openapi_document_is_valid_3_1(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/api/openapi.json")).json()
+    assert document["openapi"] == "3.1.0"
+    validate_openapi(document)  # raises on an invalid document
+
+
+def _validator(document: dict[str, Any], name: str) -> jsonschema.Draft202012Validator:
+    # OpenAPI 3.1 schemas are JSON Schema 2020-12; refs point into the whole document.
+    schema = {**document, "$ref": f"#/components/schemas/{name}"}
+    return jsonschema.Draft202012Validator(schema)
+
+
+async def test_the_api_answers_as_its_document_says(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    document = (await client.get("/api/openapi.json")).json()
+    listed = (await client.get("/api/agents")).json()
+    _validator(document, "AgentList").validate(listed)
+    assert [a["card_url"] for a in listed["agents"]] == sorted(set(records.urls.values()))
+    for url in records.urls.values():
+        agent = (await client.get(f"/api/agents/{ref(url)}")).json()
+        _validator(document, "Agent").validate(agent)
+    error = (await client.get("/api/agents?page=x")).json()
+    _validator(document, "Error").validate(error)
+
+
+async def test_the_api_shows_conflicts_and_who_ran_it(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    agent = (await client.get(f"/api/agents/{ref(records.urls['nonconformant'])}")).json()
+    assert agent["latest"]["outcome"] == "non_conformant"
+    assert agent["latest"]["ran_by"]["party"] == "third_party"
+    assert agent["latest"]["ran_by"]["name"] == "Example Audits"
+    assert agent["latest"]["standing"] == "evidence"
+    pairs = {(c["expected"], c["got"]) for c in agent["conflicts"]}
+    assert ('"Stonework"', '"Stonewerk"') in pairs
+    assert any(c["got_refusal"] for c in agent["conflicts"])
+    assert agent["does_not_establish"] == [
+        "the agent's competence at its skills",
+        "the agent's conduct outside these calls",
+    ]
+
+
+async def test_a_record_comes_back_byte_for_byte(
+    client: httpx.AsyncClient, ledger: Ledger, records: Records
+) -> None:
+    for summary in ledger.agents():
+        for stored in ledger.history(summary.card_url):
+            response = await client.get(f"/api/records/{stored.id}")
+            assert response.status_code == 200
+            assert response.content == stored.body
+            assert response.content.strip() in [b.strip() for b in records.bodies]
+    for bad in ("0", "999999", "1e3", "-1", "1%20", "%E2%91%A0"):
+        response = await client.get(f"/api/records/{bad}")
+        assert response.status_code == 404, bad
+        assert response.json()["error"]["code"] == "record_not_found"
+
+
+async def test_an_encoded_card_url_is_decoded_exactly_once(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    agent = (await client.get(f"/api/agents/{ref(HOSTILE_URL)}")).json()
+    assert agent["card_url"] == HOSTILE_URL
+    twice = await client.get(f"/api/agents/{ref(ref(HOSTILE_URL))}")
+    assert twice.status_code == 404
+
+
+async def test_lists_are_paged(client: httpx.AsyncClient, records: Records) -> None:
+    total = len(set(records.urls.values()))
+    first = (await client.get("/api/agents?per_page=2")).json()
+    assert len(first["agents"]) == 2 and first["pages"] == -(-total // 2)
+    last = (await client.get(f"/api/agents?per_page=2&page={first['pages']}")).json()
+    assert len(last["agents"]) == total - 2 * (first["pages"] - 1)
+    assert (await client.get("/api/agents?page=99")).json()["agents"] == []
+    history = await client.get(f"/api/agents/{ref(records.urls['consistent'])}?per_page=1")
+    assert history.json()["pages"] == 2 and len(history.json()["records"]) == 1
+    for bad in ("page=0", "page=-1", "page=1.5", "per_page=201", "per_page=0", "page=1&page=2",
+                "page=%EF%BC%91"):  # fmt: skip
+        response = await client.get(f"/api/agents?{bad}")
+        assert response.status_code == 400, bad
+        html = await client.get(f"/?{bad}")
+        assert html.status_code == 400, bad
+
+
+async def test_only_get_is_served(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/agents", content=b"{}")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, HEAD"
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+# --- the pure parts ------------------------------------------------------------------
+
+
+def _point(**changes: Any) -> Row:
+    document = {"outcome": "consistent", "ran_by": {"party": "self", "name": "x"}}
+    return replace(row(1, "http://a", document), **changes)
+
+
+def test_the_timeline_escapes_every_string_it_writes() -> None:
+    hostile = _point(id='1"><script>', runner_name="</title><script>x()</script>",
+                     started_at="<b>")  # fmt: skip
+    svg = timeline_svg([hostile])
+    tags = Tags(svg).tags
+    assert {t for t, _ in tags} == {"svg", "title", "line", "a", "circle"}
+    assert "<script" not in svg and "<b>" not in svg
+    assert 'href="#record-1&quot;&gt;&lt;script&gt;"' in svg
+
+
+def test_the_timeline_is_bounded() -> None:
+    svg = timeline_svg([_point(id=str(i)) for i in range(500)])
+    assert svg.count("<circle") == 60
+    assert "#record-499" in svg and "#record-439" not in svg
+
+
+def test_visible_shows_what_would_hide_or_turn_text() -> None:
+    assert visible("a\u202eb\u200bc\x00d") == "a<U+202E>b<U+200B>c<U+0000>d"
+    assert visible("é 中 🙂") == "é 中 🙂"
+    assert visible("x" * 400).endswith("…") and len(visible("x" * 400)) == 300
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def test_ledger_serve_usage_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from a2a_interview.cli import main
+
+    store = f"sqlite:///{tmp_path / 'ledger.db'}"
+    assert main(["ledger", "serve", "--store", store, "--port", "70000"]) == 2
+    assert capsys.readouterr().err == (
+        "a2a-interview: error: --port 70000 is not a TCP port (0-65535)\n"
+    )
+    assert main(["ledger", "serve", "--store", "mysql://nobody@nowhere/x", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("a2a-interview: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_ledger_serve_on_a_busy_port_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    from a2a_interview.cli import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        store = f"sqlite:///{tmp_path / 'ledger.db'}"
+        assert main(["ledger", "serve", "--store", store, "--port", str(port)]) == 3
+    err = capsys.readouterr().err
+    assert (
+        err == f"a2a-interview: error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+    )
+
+
+def test_the_row_cache_is_bounded_and_keyed_by_the_bytes(ledger: Ledger) -> None:
+    from a2a_interview.ledger.web import _Rows
+
+    rows = _Rows(2)
+    stored = [s.latest for s in ledger.agents()][:3]
+    made = [rows(s) for s in stored]
+    assert len(rows._rows) == 2
+    assert rows(stored[2]) is made[2]  # kept: the same bytes, the same row
+    assert rows(stored[0]) is not made[0]  # dropped, made again
+    assert rows(stored[0]) == made[0]
+
+
+def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    store = f"sqlite:///{tmp_path / 'served.db'}"
+    with Ledger.open(store) as fresh:
+        fresh.add(ledger.agents()[0].latest.body)
+    command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+    proc = subprocess.Popen(
+        [*command, "ledger", "serve", "--store", store, "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ledger page at http://127.0.0.1:"), first
+        origin = first.split()[3].rstrip("/")
+        response = httpx.get(origin + "/api/agents", timeout=10)
+        assert response.status_code == 200
+        assert len(response.json()["agents"]) == 1
+        assert response.headers["content-security-policy"] == CSP
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
