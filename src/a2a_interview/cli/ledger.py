@@ -441,10 +441,7 @@ def _worker(args: argparse.Namespace) -> int:
     from ..verifier.procedure import failed_record, verify
     from .verify import _options
 
-    # verify's network options (--deadline, --allow-private) reach _options itself once
-    # they exist there; until then the worker's own --deadline is passed here.
-    network = hasattr(args, "allow_private")
-    options = _options(args) if network else _options(args, total_timeout=args.deadline)
+    options = _options(args)  # --deadline and --allow-private included, as verify-many
 
     async def interview(url: str) -> bytes:
         try:
@@ -488,7 +485,6 @@ def _worker(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add ``ledger`` (with its subcommands) and ``worker``."""
     from .verify import _add_procedure, _add_runner, _positive
-    from .verify import _seconds as _agent_seconds
 
     formatter = argparse.RawDescriptionHelpFormatter
     ledger = subparsers.add_parser(
@@ -574,14 +570,9 @@ def register(subparsers: Any) -> None:
                      help="jobs run at once (default 4)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip
-    from . import verify as verify_cli
+    from .verify import _add_network
 
-    add_network = getattr(verify_cli, "_add_network", None)
-    if add_network is not None:  # the same network options as verify-many
-        add_network(worker, "each agent's whole procedure")
-    else:
-        run.add_argument("--deadline", type=_agent_seconds, default=120.0, metavar="S",
-                         help="seconds for one agent's whole procedure (default 120)")  # fmt: skip
+    _add_network(worker, "each agent's whole procedure")  # the same as verify-many
     run.add_argument("--heartbeat", type=_seconds, default=10.0, metavar="S",
                      help="seconds between this worker's heartbeats (default 10)")  # fmt: skip
     run.add_argument("--stalled-after", type=_seconds, default=60.0, metavar="S",
