@@ -27,6 +27,7 @@ import pytest
 
 from a2a_interview.ledger import Ledger
 from ledger_records import HOSTILE_RUNNER, HOSTILE_URL, Records, build
+from needs import need
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -50,11 +51,7 @@ def _need_browser() -> Any:
         missing.append("the playwright package (pip install playwright)")
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         missing.append("Debian's chromium (apt-get install chromium)")
-    if missing:
-        reason = "needs " + " and ".join(missing)
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    need(not missing, " and ".join(missing), ".ci/run installs both (pip's dev extra, Debian)")
     return sync_playwright
 
 
