@@ -5,9 +5,12 @@
 JSON-RPC calls (PROFILE §3) are answered at the path of every ``JSONRPC`` interface the
 card declares, HTTP+JSON calls (§3b) under every ``HTTP+JSON`` interface, and the card
 itself at ``/.well-known/agent-card.json`` from the same precomputed bytes the answers
-are projected from. Everything else, and every interview call without activation, goes
-to the wrapped app byte for byte, streaming included. The layer holds no model and
-calls none: a request it answers never reaches the wrapped app.
+are projected from. A request is matched against those paths after the normalization any
+host or intermediary might apply (dot segments, ``//``, percent-encoded unreserved
+characters: :func:`a2a_interview.rpc.normalize_path`, PROFILE §3.9), so no spelling of an
+interview call gets past it. Everything else, and every interview call without
+activation, goes to the wrapped app byte for byte, streaming included. The layer holds no
+model and calls none: a request it answers never reaches the wrapped app.
 
 Register it *inside* any authentication middleware (``Starlette(middleware=[auth,
 Middleware(InterviewMiddleware, ...)])``) so that interview calls are authenticated
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .. import rpc
 from ..declarations import Declarations, interfaces
@@ -33,13 +36,36 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ClientKey = Callable[[Scope], str]
 
-_INTERVIEW = rpc.REST_SEGMENT.encode()
-
 
 def remote_address(scope: Scope) -> str:
     """The default client key: the peer's address (PROFILE §3.7)."""
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
+
+
+def request_path(scope: Scope) -> str:
+    """The request's path as PROFILE §3.9 reads it: ``raw_path`` (the bytes received,
+    still percent-encoded) normalized by :func:`a2a_interview.rpc.normalize_path`, so
+    ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc`` and ``/a2a/%6asonrpc`` are all
+    ``/a2a/jsonrpc``. Without ``raw_path`` (it is optional in ASGI) the decoded ``path``
+    is normalized instead. Never raises."""
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        raw = str(scope.get("path", "/")).encode("utf-8", "surrogateescape")
+    # The common case costs two scans: nothing to decode, collapse or remove.
+    if b"%" not in raw and b"/." not in raw and b"//" not in raw and raw[-1:] != b"/":
+        return raw.decode("latin-1") if raw.startswith(b"/") else rpc.normalize_path(raw)
+    return rpc.normalize_path(raw)
+
+
+_ACTIVATION_HEADERS = frozenset({b"a2a-extensions", b"x-a2a-extensions"})
+
+
+def activation(scope: Scope) -> rpc.Activation:
+    """:func:`a2a_interview.rpc.activation` of the request's headers (PROFILE §3.2),
+    reading only the two fields that can activate (ASGI header names are lower-case)."""
+    found = [(n, v) for n, v in scope["headers"] if n.lower() in _ACTIVATION_HEADERS]
+    return rpc.activation(found) if found else rpc.NOT_ACTIVATED
 
 
 def interface_paths(card: Any, binding: str) -> list[str]:
@@ -67,11 +93,27 @@ class _Routes:
     def __init__(self, interview: Interview, rpc_paths: Any, rest_paths: Any) -> None:
         card = interview.card
         self.interview = interview
-        self.rpc = frozenset(
-            rpc_paths if rpc_paths is not None else interface_paths(card, "JSONRPC")
-        )
+        # Normalized like request paths (PROFILE §3.9), so the two compare.
+        paths = rpc_paths if rpc_paths is not None else interface_paths(card, "JSONRPC")
+        self.rpc = frozenset(rpc.normalize_path(p) for p in paths)
         bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
-        self.rest = tuple((b.rstrip("/") + rpc.REST_SEGMENT) for b in bases)
+        self.rest = rest_prefixes(bases)
+
+
+def rest_prefixes(bases: Any) -> tuple[str, ...]:
+    """``{base}/interview/`` for each HTTP+JSON base path, normalized (PROFILE §3.9)."""
+    out = (rpc.normalize_path(b).rstrip("/") + rpc.REST_SEGMENT for b in bases)
+    return tuple(dict.fromkeys(out))
+
+
+def rest_question(prefixes: tuple[str, ...], path: str) -> str | None:
+    """The question a normalized ``path`` asks under one of ``prefixes`` (one segment,
+    percent-decoded), or ``None`` when it is not ``{base}/interview/{question}``."""
+    for prefix in prefixes:
+        if path.startswith(prefix):
+            rest = path[len(prefix) :]
+            return None if "/" in rest else unquote(rest, errors="surrogateescape")
+    return None
 
 
 def if_none_match(header: bytes, etag: bytes) -> bool:
@@ -81,10 +123,23 @@ def if_none_match(header: bytes, etag: bytes) -> bool:
     return b"*" in candidates or any(c.removeprefix(b"W/") == etag for c in candidates)
 
 
+_ENCODED: dict[tuple[tuple[str, str], ...], list[tuple[bytes, bytes]]] = {}
+
+
+def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
+    # Replies carry a handful of distinct header sets (content type, echo, Retry-After):
+    # encode each once. The bound keeps a flood of Retry-After values from growing it.
+    out = _ENCODED.get(headers)
+    if out is None:
+        out = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        if len(_ENCODED) < 256:
+            _ENCODED[headers] = out
+    return out
+
+
 async def send_reply(send: Send, reply: rpc.Reply) -> None:
     """Send a complete reply."""
-    headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
-    headers.append((b"content-length", str(len(reply.body)).encode()))
+    headers = [*_encoded(reply.headers), (b"content-length", b"%d" % len(reply.body))]
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
     await send({"type": "http.response.body", "body": reply.body})
 
@@ -94,13 +149,16 @@ async def send_document(
     send: Send,
     body: bytes,
     etag: bytes,
-    cache_control: bytes,
+    cache_control: bytes | None,
     *,
     content_type: bytes = b"application/json",
 ) -> None:
     """Answer a GET or HEAD for a document held as bytes: ``304`` when the request's
-    ``If-None-Match`` matches ``etag`` (weak comparison), else ``200`` with the body."""
-    headers = [(b"etag", etag), (b"cache-control", cache_control)]
+    ``If-None-Match`` matches ``etag`` (weak comparison), else ``200`` with the body.
+    ``Cache-Control`` is sent when ``cache_control`` is not ``None``."""
+    headers = [(b"etag", etag)]
+    if cache_control is not None:
+        headers.append((b"cache-control", cache_control))
     for name, value in scope["headers"]:
         if name == b"if-none-match" and if_none_match(value, etag):
             await send({"type": "http.response.start", "status": 304, "headers": headers})
@@ -144,6 +202,7 @@ class InterviewMiddleware:
         self.client_key = client_key
         self.serve_card = serve_card
         self.card_path = card_path
+        self._card_path = rpc.normalize_path(card_path)
         self.max_body = max_body
         self.cache_control = cache_control.encode("latin-1")
         self._overrides = (rpc_paths, rest_paths)
@@ -165,14 +224,14 @@ class InterviewMiddleware:
             await self.app(scope, receive, send)
             return
         routes = self._current()
-        method, path = scope["method"], scope["path"]
-        stripped = path.rstrip("/") or "/"
-        if method == "POST" and stripped in routes.rpc:
+        method = scope["method"]
+        path = request_path(scope)  # every spelling is the same request (PROFILE §3.9)
+        if method == "POST" and path in routes.rpc:
             await self._jsonrpc(scope, receive, send, routes.interview)
-        elif method in ("GET", "HEAD") and path == self.card_path and self.serve_card:
+        elif method in ("GET", "HEAD") and path == self._card_path and self.serve_card:
             await self._card(scope, send, routes.interview)
-        elif _INTERVIEW in (scope.get("raw_path") or b"") or rpc.REST_SEGMENT in path:
-            await self._rest(scope, receive, send, routes)
+        elif rpc.REST_SEGMENT in path:
+            await self._rest(scope, receive, send, routes, path)
         else:
             await self.app(scope, receive, send)
 
@@ -185,63 +244,75 @@ class InterviewMiddleware:
         await send_reply(send, reply)
 
     async def _jsonrpc(self, scope: Scope, receive: Receive, send: Send, iv: Interview) -> None:
-        body, replay = await self._buffer(scope, receive)
-        if body is None:  # too large to be an interview call, or the client left
-            if replay is not None:
-                await self.app(scope, replay, send)
-            return
-        act = rpc.activation(scope["headers"])
-        reply = rpc.jsonrpc(body, act, iv, max_bytes=self.max_body)
+        body, replay = await read_body(scope, receive, self.max_body)
+        act = activation(scope)
+        # A body over the bound, or cut short by a departing client, is not ours: the app
+        # gets the request as it came, and its own answer to a departed client.
+        reply = None if body is None else rpc.jsonrpc(body, act, iv, max_bytes=self.max_body)
         if reply is None:
-            await self.app(scope, replay, send)  # type: ignore[arg-type]
+            await self.app(scope, replay, send)
         else:
             await self._respond(scope, send, reply, act)
 
-    async def _rest(self, scope: Scope, receive: Receive, send: Send, routes: _Routes) -> None:
-        path = scope["path"]
-        for base in routes.rest:
-            if path.startswith(base) and "/" not in path[len(base) :]:
-                act = rpc.activation(scope["headers"])
-                question = path[len(base) :]
-                query = scope.get("query_string", b"")
-                reply = rpc.rest(scope["method"], question, query, act, routes.interview)
-                if reply is not None:
-                    await self._respond(scope, send, reply, act, rest=True)
-                    return
-                break
+    async def _rest(
+        self, scope: Scope, receive: Receive, send: Send, routes: _Routes, path: str
+    ) -> None:
+        question = rest_question(routes.rest, path)
+        if question is not None:
+            act = activation(scope)
+            query = scope.get("query_string", b"")
+            reply = rpc.rest(scope["method"], question, query, act, routes.interview)
+            if reply is not None:
+                await self._respond(scope, send, reply, act, rest=True)
+                return
         await self.app(scope, receive, send)
 
     async def _card(self, scope: Scope, send: Send, iv: Interview) -> None:
         etag = b'"' + iv.card_digest[7:39].encode() + b'"'
         await send_document(scope, send, iv.card_bytes, etag, self.cache_control)
 
-    async def _buffer(self, scope: Scope, receive: Receive) -> tuple[bytes | None, Receive | None]:
-        """Read the request body up to ``max_body``.
 
-        Returns ``(body, replay)``; ``replay`` hands the app the same bytes and then the
-        live channel (so a streaming response still sees ``http.disconnect``). A body
-        over the bound gives ``(None, replay)``; a client that left gives ``(None, None)``.
-        """
-        for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
-                return None, receive
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None, None
-            chunk = message.get("body", b"")
-            chunks.append(chunk)
-            size += len(chunk)
-            more = message.get("more_body", False)
-            if size > self.max_body:
-                break
-        body = b"".join(chunks)
-        pending = [{"type": "http.request", "body": body, "more_body": more}]
+async def read_body(scope: Scope, receive: Receive, max_body: int) -> tuple[bytes | None, Receive]:
+    """Read a request body, holding at most about ``max_body`` bytes.
 
-        async def replay() -> Message:
+    Returns ``(body, replay)``. ``body`` is the whole body, or ``None`` when it is over
+    ``max_body`` (by ``Content-Length`` or as read) or the client left before it ended:
+    such a request cannot be an interview call (PROFILE §3.5 bounds it at 64 KiB), and
+    nothing past the bound is read. ``replay`` is the request's receive channel as it
+    was: it gives the messages already read, in order, and then the live channel, so
+    whoever gets the request next (a streaming response included) sees it untouched.
+    """
+    for name, value in scope["headers"]:
+        if name == b"content-length" and value.isdigit() and int(value) > max_body:
+            return None, receive
+    first = await receive()
+    if first["type"] == "http.request" and not first.get("more_body", False):
+        # The common case, a body in one message: nothing to join.
+        whole: bytes = first.get("body", b"")
+        pending = [first]
+
+        async def replay_one() -> Message:
             return pending.pop() if pending else await receive()
 
-        return (None if more or size > self.max_body else body), replay
+        return (whole if len(whole) <= max_body else None), replay_one
+    read: list[Message] = []
+    size = 0
+    body: bytes | None = None
+    message = first
+    while True:
+        read.append(message)
+        if message["type"] != "http.request":  # http.disconnect: the client left
+            break
+        size += len(message.get("body", b""))
+        if size > max_body:
+            break
+        if not message.get("more_body", False):
+            body = b"".join(m.get("body", b"") for m in read)
+            break
+        message = await receive()
+    read.reverse()
+
+    async def replay() -> Message:
+        return read.pop() if read else await receive()
+
+    return body, replay
