@@ -27,8 +27,9 @@ def run_demo(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
-    from ..demo import bind, build_app, origin_of
+    from ..demo import BOUNDS, bind, build_app, origin_of
     from ..report import render_report
+    from ..server import listen
     from ..server.ratelimit import RateLimiter
     from ..verifier import verify
     from .verify import OUTCOME_EXIT
@@ -44,7 +45,7 @@ def run_demo(args: argparse.Namespace) -> int:
     # -32601 on purpose, and the report, not a stray log line, is what this prints.
     logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").setLevel(logging.ERROR)
     app = build_app(origin, limiter=RateLimiter())
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = listen.config(app, BOUNDS, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     print(f"Serving the Stonework demo agent (a2a-sdk) at {origin}/ and interviewing it...",
           file=sys.stderr)  # fmt: skip
@@ -73,6 +74,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from ..demo import serve
+    from ..server.listen import bounds_from_args
     from ..server.ratelimit import RateLimiter
 
     if not 0 <= args.port <= 65535:
@@ -95,7 +97,8 @@ def _serve(args: argparse.Namespace) -> int:
               flush=True)  # fmt: skip
 
     try:
-        serve(args.host, args.port, limiter=limiter, on_ready=ready)
+        serve(args.host, args.port, limiter=limiter, on_ready=ready,
+              bounds=bounds_from_args(args))  # fmt: skip
     except KeyboardInterrupt:
         # uvicorn shuts down gracefully on Ctrl-C, then re-raises it: stopping is success.
         print("stopped", file=sys.stderr)
@@ -138,4 +141,8 @@ def register(sub: Any) -> None:
         help="interview calls allowed per client, e.g. '10/second;300/minute', or 'off' "
         "(default: the server's, 300/minute)",
     )
+    from ..demo import BOUNDS
+    from ..server.listen import add_arguments
+
+    add_arguments(p, max_body=BOUNDS.max_body)
     p.set_defaults(run=_serve)

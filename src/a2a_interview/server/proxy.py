@@ -704,8 +704,13 @@ async def serve(
     except ProxyError:
         await app.aclose()
         raise
-    config = uvicorn.Config(
+    from . import listen  # the bounds every server of this package keeps
+
+    # Two descriptors a client may cost: its own connection and one upstream.
+    config = listen.config(
         app,
+        listen.DEFAULT_BOUNDS,
+        per_connection=2,
         lifespan="on",
         access_log=access_log,
         log_level="info" if access_log else "warning",
