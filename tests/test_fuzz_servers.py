@@ -405,3 +405,29 @@ def test_fuzz_the_proxy_over_loopback() -> None:
             assert not spies.executor, (req, spies.executor)
 
         check()
+
+
+# ---------------------------------------------------------------- the reply memo
+
+
+def test_remembered_replies_are_the_core_replies_and_the_memo_is_bounded() -> None:
+    # docs/decisions.md Servers 7: the memo of rpc.jsonrpc changes no reply (PROFILE §3.6:
+    # the same request gets the same bytes) and holds at most 512 entries.
+    from a2a_interview import rpc
+    from a2a_interview.server.asgi import Replies
+
+    interview = build(reference.unsigned_card(ORIGIN), reference.proposals(ORIGIN)).interview
+    replies = Replies(interview)
+    acts = [rpc.NOT_ACTIVATED, rpc.Activation(current=True), rpc.Activation(legacy=True)]
+
+    @SETTINGS
+    @given(body(), st.sampled_from(acts))
+    def check(payload: bytes, act: rpc.Activation) -> None:
+        expected = rpc.jsonrpc(payload, act, interview)
+        assert replies.jsonrpc(payload, act) == expected
+        assert replies.jsonrpc(payload, act) == expected  # remembered, still the same
+
+    check()
+    for i in range(2000):
+        replies.jsonrpc(b'{"jsonrpc":"2.0","id":%d,"method":"interview/identity"}' % i, acts[1])
+    assert len(replies._memo) <= 512

@@ -79,11 +79,24 @@ def _serve(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
+    storage = "memory://"
+    if args.redis is not None:
+        from urllib.parse import urlsplit
+
+        try:
+            scheme = urlsplit(args.redis).scheme
+        except ValueError:
+            scheme = ""
+        if scheme not in ("redis", "rediss", "redis+unix"):
+            raise UsageError(f"--redis {args.redis!r} is not a redis:// or rediss:// URL")
+        if args.rate_limit == "off":
+            raise UsageError("--redis needs a rate limit (not --rate-limit off)")
+        storage = args.redis
     try:
         if args.rate_limit is None:
-            limiter: RateLimiter | None = RateLimiter()
+            limiter: RateLimiter | None = RateLimiter(storage=storage)
         else:
-            limiter = None if args.rate_limit == "off" else RateLimiter(args.rate_limit)
+            limiter = None if args.rate_limit == "off" else RateLimiter(args.rate_limit, storage)
     except ValueError:
         raise UsageError(
             f"--rate-limit {args.rate_limit!r} is not a limit like 300/minute"
@@ -140,6 +153,11 @@ def register(sub: Any) -> None:
         metavar="LIMIT",
         help="interview calls allowed per client, e.g. '10/second;300/minute', or 'off' "
         "(default: the server's, 300/minute)",
+    )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share the rate limit through Redis (redis://host:port/db) instead of memory",
     )
     from ..demo import BOUNDS
     from ..server.listen import add_arguments

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 from .. import rpc
 from ..declarations import Declarations, interfaces
 from ..projection import Interview
-from ..spec import CARD_PATH
+from ..spec import CARD_PATH, INTERVIEW_URI
 from .lifecycle import LiveDeclarations
 
 Scope = MutableMapping[str, Any]
@@ -59,13 +59,54 @@ def request_path(scope: Scope) -> str:
 
 
 _ACTIVATION_HEADERS = frozenset({b"a2a-extensions", b"x-a2a-extensions"})
+_URI = INTERVIEW_URI.encode()
+_ONLY_CURRENT = rpc.Activation(current=True)
 
 
 def activation(scope: Scope) -> rpc.Activation:
     """:func:`a2a_interview.rpc.activation` of the request's headers (PROFILE §3.2),
-    reading only the two fields that can activate (ASGI header names are lower-case)."""
+    reading only the two fields that can activate."""
     found = [(n, v) for n, v in scope["headers"] if n.lower() in _ACTIVATION_HEADERS]
-    return rpc.activation(found) if found else rpc.NOT_ACTIVATED
+    if not found:
+        return rpc.NOT_ACTIVATED
+    if len(found) == 1 and found[0][1] == _URI and found[0][0].lower() == b"a2a-extensions":
+        return _ONLY_CURRENT  # the usual request: one field, the URI alone
+    return rpc.activation(found)
+
+
+class Replies:
+    """:func:`a2a_interview.rpc.jsonrpc` for one :class:`Interview`, remembered for small
+    bodies.
+
+    A reply is a pure function of the body, the activation and the declarations (no
+    clock, no randomness: STYLE), and a verifier asks the same questions with the same
+    ids on every run, so the same few bodies recur. The memory is bounded: bodies up to
+    1 KiB, replies up to 8 KiB, 512 entries (then it starts over), about 4.5 MiB at most;
+    a flood of distinct bodies costs a parse each, as without it.
+    """
+
+    __slots__ = ("_memo", "interview", "max_body")
+
+    def __init__(self, interview: Interview, max_body: int = rpc.MAX_REQUEST_BYTES) -> None:
+        self.interview = interview
+        self.max_body = max_body
+        self._memo: dict[tuple[bytes, bool, bool], rpc.Reply | None] = {}
+
+    def jsonrpc(self, body: bytes, act: rpc.Activation) -> rpc.Reply | None:
+        """What ``rpc.jsonrpc(body, act, interview)`` returns."""
+        if len(body) > 1024:
+            return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
+        key = (body, act.current, act.legacy)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        reply = rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
+        if reply is None or len(reply.body) <= 8192:
+            if len(self._memo) >= 512:
+                self._memo.clear()
+            self._memo[key] = reply
+        return reply
 
 
 def interface_paths(card: Any, binding: str) -> list[str]:
@@ -88,11 +129,14 @@ def interface_paths(card: Any, binding: str) -> list[str]:
 class _Routes:
     """The paths an interview answers on, derived once per card."""
 
-    __slots__ = ("interview", "rest", "rpc")
+    __slots__ = ("interview", "replies", "rest", "rpc")
 
-    def __init__(self, interview: Interview, rpc_paths: Any, rest_paths: Any) -> None:
+    def __init__(
+        self, interview: Interview, rpc_paths: Any, rest_paths: Any, max_body: int
+    ) -> None:
         card = interview.card
         self.interview = interview
+        self.replies = Replies(interview, max_body)
         # Normalized like request paths (PROFILE §3.9), so the two compare.
         paths = rpc_paths if rpc_paths is not None else interface_paths(card, "JSONRPC")
         self.rpc = frozenset(rpc.normalize_path(p) for p in paths)
@@ -206,7 +250,7 @@ class InterviewMiddleware:
         self.max_body = max_body
         self.cache_control = cache_control.encode("latin-1")
         self._overrides = (rpc_paths, rest_paths)
-        self._routes = _Routes(self.interview, *self._overrides)
+        self._routes = _Routes(self.interview, *self._overrides, max_body)
 
     @property
     def interview(self) -> Interview:
@@ -216,7 +260,7 @@ class InterviewMiddleware:
     def _current(self) -> _Routes:
         interview = self.interview
         if self._routes.interview is not interview:  # a reload swapped the declarations
-            self._routes = _Routes(interview, *self._overrides)
+            self._routes = _Routes(interview, *self._overrides, self.max_body)
         return self._routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -227,7 +271,7 @@ class InterviewMiddleware:
         method = scope["method"]
         path = request_path(scope)  # every spelling is the same request (PROFILE §3.9)
         if method == "POST" and path in routes.rpc:
-            await self._jsonrpc(scope, receive, send, routes.interview)
+            await self._jsonrpc(scope, receive, send, routes.replies)
         elif method in ("GET", "HEAD") and path == self._card_path and self.serve_card:
             await self._card(scope, send, routes.interview)
         elif rpc.REST_SEGMENT in path:
@@ -243,12 +287,12 @@ class InterviewMiddleware:
                 reply = rpc.too_many_requests(wait, reply, act, rest=rest)
         await send_reply(send, reply)
 
-    async def _jsonrpc(self, scope: Scope, receive: Receive, send: Send, iv: Interview) -> None:
+    async def _jsonrpc(self, scope: Scope, receive: Receive, send: Send, replies: Replies) -> None:
         body, replay = await read_body(scope, receive, self.max_body)
         act = activation(scope)
         # A body over the bound, or cut short by a departing client, is not ours: the app
         # gets the request as it came, and its own answer to a departed client.
-        reply = None if body is None else rpc.jsonrpc(body, act, iv, max_bytes=self.max_body)
+        reply = None if body is None else replies.jsonrpc(body, act)
         if reply is None:
             await self.app(scope, replay, send)
         else:

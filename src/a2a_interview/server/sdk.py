@@ -75,6 +75,7 @@ from ..spec import INTERVIEW_URI
 from .asgi import (
     ClientKey,
     Receive,
+    Replies,
     Scope,
     Send,
     activation,
@@ -203,6 +204,10 @@ class _Serving:
     limiter: Limiter | None
     client_key: ClientKey
     max_body: int
+    replies: Replies = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.replies = Replies(self.interview, self.max_body)
 
     async def send(
         self, scope: Scope, send: Send, reply: rpc.Reply, act: rpc.Activation, *,
@@ -281,7 +286,7 @@ class _InterviewRoute(BaseRoute):
         serving = self.serving
         body, replay = await read_body(scope, receive, serving.max_body)
         if body is not None:
-            reply = rpc.jsonrpc(body, act, serving.interview, max_bytes=serving.max_body)
+            reply = serving.replies.jsonrpc(body, act)
             if reply is not None:
                 await serving.send(scope, send, reply, act)
                 return
