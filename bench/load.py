@@ -1,11 +1,13 @@
-"""Load and attack script: many clients against the a2a-sdk integration (``demo serve``),
-with and without slow attackers, with the rate limit in memory and in Redis.
+"""Load and attack script: many clients against the a2a-sdk integration (``demo serve``)
+and against the proxy in front of it, with and without slow attackers, with the rate
+limit in memory and in Redis.
 
-    .venv/bin/python bench/load.py                      # ~1.5 minutes, 4 scenarios
-    .venv/bin/python bench/load.py --duration 5 --attackers 100 --no-redis   # a quick look
+    .venv/bin/python bench/load.py          # ~6 minutes: 8 scenarios of 40 s
+    .venv/bin/python bench/load.py --target demo --duration 12 --attackers 100 --no-redis
 
-For each scenario a fresh ``a2a-interview demo serve`` process is started on 127.0.0.1
-(its default connection bounds: server/listen.py), then for ``--duration`` seconds:
+For each scenario a fresh ``a2a-interview demo serve`` process (and, for the proxy, an
+``a2a-interview proxy`` in front of another one) is started on 127.0.0.1 with its default
+connection bounds (server/listen.py), then for ``--duration`` seconds:
 
 - ``--clients`` ordinary clients, each on its own keep-alive connection, send requests
   back to back: ``interview/identity`` (activated), the card, and every tenth a
@@ -102,14 +104,32 @@ def redis_server() -> Iterator[str]:
         yield f"redis://{HOST}:{port}/0"
 
 
+CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+LIMIT = ["--rate-limit", "1000000/minute"]
+
+
 @contextlib.contextmanager
 def demo_server(redis: str | None) -> Iterator[tuple[int, int]]:
     port = _free_port()
-    args = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "demo",
-            "serve", "--port", str(port), "--rate-limit", "1000000/minute"]  # fmt: skip
+    args = [*CLI, "demo", "serve", "--port", str(port), *LIMIT]
     if redis:
         args += ["--redis", redis]
     with _process(args, port) as proc:
+        yield port, proc.pid
+
+
+@contextlib.contextmanager
+def proxy_server(redis: str | None) -> Iterator[tuple[int, int]]:
+    """``a2a-interview proxy`` in front of ``demo serve`` (the proxy answers the
+    interview itself; everything else passes through to the demo agent)."""
+    upstream = _free_port()
+    port = _free_port()
+    args = [*CLI, "proxy", "--upstream", f"http://{HOST}:{upstream}", "--port", str(port),
+            "--poll", "0", *LIMIT]  # fmt: skip
+    if redis:
+        args += ["--redis", redis]
+    with _process([*CLI, "demo", "serve", "--port", str(upstream), "--rate-limit", "off"],
+                  upstream), _process(args, port) as proc:  # fmt: skip
         yield port, proc.pid
 
 
@@ -233,37 +253,49 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--duration", type=float, default=15.0, help="seconds per scenario")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=40.0,
+        help="seconds per scenario (40: past the 30 s body timeout)",
+    )
     parser.add_argument("--clients", type=int, default=16, help="ordinary clients (16)")
     parser.add_argument("--attackers", type=int, default=300, help="slow attackers (300)")
     parser.add_argument("--no-redis", action="store_true", help="memory store only")
+    parser.add_argument("--target", choices=("demo", "proxy", "both"), default="both",
+                        help="the a2a-sdk integration (demo serve), the proxy in front of "
+                        "it, or both (default)")  # fmt: skip
     args = parser.parse_args(argv)
+    targets = ["demo", "proxy"] if args.target == "both" else [args.target]
     stores = ["memory"]
     if not args.no_redis:
         if shutil.which("redis-server"):
             stores.append("redis")
         else:
             print("redis-server not found: the Redis scenarios are skipped", file=sys.stderr)
-    print(f"demo serve (a2a-sdk integration) on {HOST}; {args.clients} ordinary clients, "
-          f"{args.duration:g} s per scenario; attack: {args.attackers} slow clients "
-          "(half dripping heads, half bodies)")  # fmt: skip
-    print(f"\n{'store':7} {'attack':7} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'errors':>7} {'dropped':>8} {'peak MiB':>9}")  # fmt: skip
-    for store in stores:
-        for attack in (0, args.attackers):
-            with contextlib.ExitStack() as stack:
-                redis = stack.enter_context(redis_server()) if store == "redis" else None
-                try:
-                    port, pid = stack.enter_context(demo_server(redis))
-                except RuntimeError as exc:
-                    print(f"cannot start the demo server: {exc}", file=sys.stderr)
-                    return 2
-                tally = asyncio.run(scenario(port, args.duration, args.clients, attack))
-                peak = _peak_kib(pid)
-            peak_text = f"{peak / 1024:9.1f}" if peak else f"{'n/a':>9}"
-            print(f"{store:7} {('yes' if attack else 'no'):7} {len(tally.latencies):9d} "
-                  f"{_pct(tally.latencies, 50):8.2f} {_pct(tally.latencies, 99):8.2f} "
-                  f"{tally.errors:7d} {tally.dropped:8d} {peak_text}", flush=True)  # fmt: skip
+    print(f"on {HOST}: {args.clients} ordinary clients, {args.duration:g} s per scenario; "
+          f"attack: {args.attackers} slow clients (half dripping heads, half bodies); "
+          "peak memory is the serving process's (the proxy's, for the proxy)")  # fmt: skip
+    print(f"\n{'server':7} {'store':7} {'attack':7} {'requests':>9} {'p50 ms':>8} "
+          f"{'p99 ms':>8} {'errors':>7} {'dropped':>8} {'peak MiB':>9}")  # fmt: skip
+    for target, store, attack in (
+        (t, s, a) for t in targets for s in stores for a in (0, args.attackers)
+    ):
+        with contextlib.ExitStack() as stack:
+            redis = stack.enter_context(redis_server()) if store == "redis" else None
+            start = demo_server if target == "demo" else proxy_server
+            try:
+                port, pid = stack.enter_context(start(redis))
+            except RuntimeError as exc:
+                print(f"cannot start the {target} server: {exc}", file=sys.stderr)
+                return 2
+            tally = asyncio.run(scenario(port, args.duration, args.clients, attack))
+            peak = _peak_kib(pid)
+        peak_text = f"{peak / 1024:9.1f}" if peak else f"{'n/a':>9}"
+        print(f"{target:7} {store:7} {('yes' if attack else 'no'):7} "
+              f"{len(tally.latencies):9d} "
+              f"{_pct(tally.latencies, 50):8.2f} {_pct(tally.latencies, 99):8.2f} "
+              f"{tally.errors:7d} {tally.dropped:8d} {peak_text}", flush=True)  # fmt: skip
     return 0
 
 

@@ -349,8 +349,12 @@ def test_demo_serve_memory_does_not_grow_with_a_huge_header_or_body() -> None:
 
 
 def test_demo_serve_rejects_nonsense_bounds() -> None:
-    for args in (["--max-connections", "0"], ["--header-timeout", "-1"],
-                 ["--max-header-bytes", "many"], ["--max-body", "-5"]):  # fmt: skip
+    nonsense = [
+        ["--max-connections", "0"], ["--header-timeout", "-1"], ["--max-header-bytes", "many"],
+        ["--max-body", "-5"], ["--redis", "http://cache:6379"],
+        ["--redis", "redis://x", "--rate-limit", "off"],
+    ]  # fmt: skip
+    for args in nonsense:
         done = subprocess.run(
             [*COMMAND, "demo", "serve", *args],
             capture_output=True, text=True, timeout=60,

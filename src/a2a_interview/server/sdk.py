@@ -393,7 +393,9 @@ def interview_routes(
     ``jsonrpc_routes`` and ``rest_routes`` are the lists ``create_jsonrpc_routes`` and
     ``create_rest_routes`` returned, kept as they are; the interview answers at the path
     of every ``Route`` of the first that accepts POST, in every spelling, and
-    ``max_body`` (64 KiB) bounds what it reads of an activated body.
+    ``max_body`` (64 KiB) bounds what it reads of an activated body. Use the routes at
+    the application's top level (not inside a ``Mount``): a request the interview's
+    route reads and finds not its own is routed again by the application's router.
     ``proposals`` maps each proposal url the card's terms entries commit to onto its
     bytes (or is a callable ``url -> bytes | None``); they are verified once, here.
     ``limiter`` counts interview calls per ``client_key(scope)`` (the peer address by
