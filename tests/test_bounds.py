@@ -198,6 +198,26 @@ def test_a_slow_drip_body_is_dropped() -> None:
         conn.close()
 
 
+async def early_app(scope: Any, receive: Any, send: Any) -> None:
+    """Answers at once, never reading the body."""
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"5")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": b"early"})
+
+
+def test_a_body_cut_after_its_answer_gets_no_second_response() -> None:
+    # server/listen.py: a body still dripping after the app answered is cut by closing
+    # the connection, not by a 408 the client would read as the next response.
+    with bounded(listen.Bounds(body_timeout=0.5, keep_alive=30), early_app) as address:
+        conn = connect(address, timeout=20)
+        conn.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
+        response = read_all(conn)
+        conn.close()
+        assert response.startswith(b"HTTP/1.1 200 ") and response.endswith(b"early")
+        assert response.count(b"HTTP/1.1") == 1, response
+
+
 def test_an_idle_keep_alive_connection_is_closed() -> None:
     with bounded(listen.Bounds(keep_alive=0.5)) as address:
         conn = connect(address, timeout=20)

@@ -143,6 +143,7 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._too_large = False
             self._closing = False
             self._timer: asyncio.TimerHandle | None = None
+            self._exchange: Any = None  # the cycle of the request whose body is read
 
         # -- timers: armed only while a head or a body is incomplete, so an ordinary
         # request that arrives in one read costs no timer at all.
@@ -165,12 +166,16 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                 self.transport.close()
 
         def _refuse(self, status: int) -> None:
-            """End the connection with ``status``, unless a response already began."""
+            """End the connection with ``status``, unless a response to the request in
+            question already began (then the connection is just closed)."""
             self._closing = True
             self._disarm()
-            cycle = self.cycle
+            # In a body: that request's own exchange (None when it was never started).
+            # In a head: the previous exchange, which may still be sending.
+            cycle = self._exchange if self._in_body else self.cycle
             busy = cycle is not None and not cycle.response_complete
-            if not (busy and cycle.response_started) and not self.transport.is_closing():
+            began = cycle is not None and cycle.response_started and (busy or self._in_body)
+            if not began and not self.transport.is_closing():
                 self.transport.write(_refusal(status, self.server_state.default_headers))
             if busy:
                 # The app waiting on this request sees the client gone; what it sends
@@ -230,6 +235,7 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._disarm()
             self._in_body = True
             self._body = 0
+            self._exchange = None
             if bounds.max_body is not None:
                 for name, value in self.headers:
                     length = value.strip()
@@ -241,6 +247,7 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                         self._too_large = True  # refused after this read
                         return
             super().on_headers_complete()
+            self._exchange = self.cycle
 
         def on_body(self, body: bytes) -> None:
             if self._too_large:
