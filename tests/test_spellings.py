@@ -42,6 +42,8 @@ RPC_SPELLINGS = [
     b"/a2a/jsonrpc/",
     b"/a2a/jsonrpc/.",
     b"/../a2a/jsonrpc",
+    b"/a2a%2Fjsonrpc",  # not RFC 3986 normalization, but Starlette routes the decoded path
+    b"/a2a%2fx%2F..%2Fjsonrpc",
 ]
 REST_SPELLINGS = [
     b"/a2a/rest/x/../interview/identity",
@@ -50,6 +52,8 @@ REST_SPELLINGS = [
     b"/a2a/rest/interview/%69dentity",
     b"/a2a/%72est/interview/identity",
     b"/a2a/rest/%2E/interview/identity",
+    b"/a2a/rest/interview%2Fidentity",
+    b"/a2a%2Frest%2Finterview%2Fidentity",
 ]
 CARD_SPELLINGS = [
     b"/.well-known/./agent-card.json",
@@ -57,6 +61,7 @@ CARD_SPELLINGS = [
     b"/x/../.well-known/agent-card.json",
     b"/.well-known/agent-card%2Ejson",
     b"/%2Ewell-known/agent-card.json",
+    b"/.well-known%2Fagent-card.json",
 ]
 
 STACKS: dict[str, Callable[[Spies], Any]] = {

@@ -43,19 +43,32 @@ def remote_address(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-def request_path(scope: Scope) -> str:
-    """The request's path as PROFILE §3.9 reads it: ``raw_path`` (the bytes received,
-    still percent-encoded) normalized by :func:`a2a_interview.rpc.normalize_path`, so
-    ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc`` and ``/a2a/%6asonrpc`` are all
-    ``/a2a/jsonrpc``. Without ``raw_path`` (it is optional in ASGI) the decoded ``path``
-    is normalized instead. Never raises."""
+def request_paths(scope: Scope) -> tuple[str, ...]:
+    """The request's path as PROFILE §3.9 reads it, in each form a host may take it to
+    mean: ``raw_path`` (the bytes received, still percent-encoded) normalized by
+    :func:`a2a_interview.rpc.normalize_path`, so ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc``
+    and ``/a2a/%6asonrpc`` are all ``/a2a/jsonrpc``; and, when it differs, the decoded
+    ``path`` normalized too, since hosts such as Starlette route on the decoded path
+    (``/a2a%2Fjsonrpc`` is their ``/a2a/jsonrpc``). Without ``raw_path`` (it is optional
+    in ASGI) the decoded ``path`` alone. Never raises."""
     raw = scope.get("raw_path")
+    decoded = scope.get("path")
     if not isinstance(raw, bytes):
-        raw = str(scope.get("path", "/")).encode("utf-8", "surrogateescape")
-    # The common case costs two scans: nothing to decode, collapse or remove.
+        return (rpc.normalize_path(decoded if isinstance(decoded, str) else "/"),)
+    # The common case costs four scans: nothing to decode, collapse or remove.
     if b"%" not in raw and b"/." not in raw and b"//" not in raw and raw[-1:] != b"/":
-        return raw.decode("latin-1") if raw.startswith(b"/") else rpc.normalize_path(raw)
-    return rpc.normalize_path(raw)
+        return (raw.decode("latin-1") if raw.startswith(b"/") else rpc.normalize_path(raw),)
+    first = rpc.normalize_path(raw)
+    if b"%" in raw and isinstance(decoded, str):
+        second = rpc.normalize_path(decoded)
+        if second != first:
+            return (first, second)
+    return (first,)
+
+
+def request_path(scope: Scope) -> str:
+    """The first of :func:`request_paths`: the normalized raw path."""
+    return request_paths(scope)[0]
 
 
 _ACTIVATION_HEADERS = frozenset({b"a2a-extensions", b"x-a2a-extensions"})
@@ -150,13 +163,16 @@ def rest_prefixes(bases: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def rest_question(prefixes: tuple[str, ...], path: str) -> str | None:
-    """The question a normalized ``path`` asks under one of ``prefixes`` (one segment,
-    percent-decoded), or ``None`` when it is not ``{base}/interview/{question}``."""
-    for prefix in prefixes:
-        if path.startswith(prefix):
-            rest = path[len(prefix) :]
-            return None if "/" in rest else unquote(rest, errors="surrogateescape")
+def rest_question(prefixes: tuple[str, ...], paths: tuple[str, ...]) -> str | None:
+    """The question the first of the normalized ``paths`` that is
+    ``{base}/interview/{question}`` under one of ``prefixes`` asks (one segment,
+    percent-decoded), or ``None`` when none is."""
+    for path in paths:
+        for prefix in prefixes:
+            if path.startswith(prefix):
+                rest = path[len(prefix) :]
+                if "/" not in rest:
+                    return unquote(rest, errors="surrogateescape")
     return None
 
 
@@ -269,13 +285,13 @@ class InterviewMiddleware:
             return
         routes = self._current()
         method = scope["method"]
-        path = request_path(scope)  # every spelling is the same request (PROFILE §3.9)
-        if method == "POST" and path in routes.rpc:
+        paths = request_paths(scope)  # every spelling is the same request (PROFILE §3.9)
+        if method == "POST" and not routes.rpc.isdisjoint(paths):
             await self._jsonrpc(scope, receive, send, routes.replies)
-        elif method in ("GET", "HEAD") and path == self._card_path and self.serve_card:
+        elif method in ("GET", "HEAD") and self._card_path in paths and self.serve_card:
             await self._card(scope, send, routes.interview)
-        elif rpc.REST_SEGMENT in path:
-            await self._rest(scope, receive, send, routes, path)
+        elif any(rpc.REST_SEGMENT in path for path in paths):
+            await self._rest(scope, receive, send, routes, paths)
         else:
             await self.app(scope, receive, send)
 
@@ -299,9 +315,9 @@ class InterviewMiddleware:
             await self._respond(scope, send, reply, act)
 
     async def _rest(
-        self, scope: Scope, receive: Receive, send: Send, routes: _Routes, path: str
+        self, scope: Scope, receive: Receive, send: Send, routes: _Routes, paths: tuple[str, ...]
     ) -> None:
-        question = rest_question(routes.rest, path)
+        question = rest_question(routes.rest, paths)
         if question is not None:
             act = activation(scope)
             query = scope.get("query_string", b"")

@@ -83,7 +83,7 @@ from .asgi import (
     interface_paths,
     read_body,
     remote_address,
-    request_path,
+    request_paths,
     rest_prefixes,
     rest_question,
     send_document,
@@ -180,20 +180,22 @@ def sign_agent_card(
 
 # Set on a request this route read and handed back to the router: it must not match again.
 _PASSED: Final = "a2a_interview.passed"
-# What matches() found, for handle(): the normalized path and the activation.
+# What matches() found, for handle(): the HTTP+JSON question (None: the card or JSON-RPC)
+# and the activation.
 _MATCHED: Final = "a2a_interview.matched"
 
 
-def _route_path(scope: Scope) -> str:
-    """The normalized request path below the application's ``root_path`` (what
-    Starlette routes on, PROFILE §3.9 applied)."""
-    path = request_path(scope)
+def _route_paths(scope: Scope) -> tuple[str, ...]:
+    """The normalized request paths below the application's ``root_path`` (what
+    Starlette routes on, PROFILE §3.9 applied): :func:`~.asgi.request_paths`."""
+    paths = request_paths(scope)
     root = scope.get("root_path") or ""
     if root:
         root = rpc.normalize_path(root)
-        if root != "/" and path.startswith(root + "/"):
-            return path[len(root) :]
-    return path
+        if root != "/":
+            cut = len(root)
+            return tuple(p[cut:] if p.startswith(root + "/") else p for p in paths)
+    return paths
 
 
 @dataclass(slots=True)
@@ -252,17 +254,19 @@ class _InterviewRoute(BaseRoute):
         method = scope["method"]
         if method not in ("POST", "GET", "HEAD"):
             return Match.NONE, {}
-        path = _route_path(scope)
+        paths = _route_paths(scope)
+        question = None
         if method == "POST":
-            ours = path in self.rpc
-        elif path == self.card_url:
-            return Match.FULL, {_MATCHED: (path, rpc.NOT_ACTIVATED)}
+            ours = not self.rpc.isdisjoint(paths)
+        elif self.card_url in paths:
+            return Match.FULL, {_MATCHED: (None, rpc.NOT_ACTIVATED)}
         else:
-            ours = method == "GET" and rest_question(self.rest, path) is not None
+            question = rest_question(self.rest, paths) if method == "GET" else None
+            ours = question is not None
         if ours:
             act = activation(scope)
             if act:
-                return Match.FULL, {_MATCHED: (path, act)}
+                return Match.FULL, {_MATCHED: (question, act)}
         return Match.NONE, {}
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
@@ -270,13 +274,16 @@ class _InterviewRoute(BaseRoute):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
-        path, act = scope.pop(_MATCHED, None) or (_route_path(scope), activation(scope))
+        matched = scope.pop(_MATCHED, None)
+        if matched is None:  # handed a request without matches(): nothing here to answer
+            await _route_again(scope, receive, send)
+            return
+        question, act = matched
         if method != "POST":
-            if path == self.card_url:
+            if question is None:  # the card
                 card = self.serving.interview.card_bytes
                 await send_document(scope, send, card, self.etag, self.cache_control)
                 return
-            question = rest_question(self.rest, path) or ""
             query = scope.get("query_string", b"")
             reply = rpc.rest(method, question, query, act, self.serving.interview)
             if reply is None:  # pragma: no cover - matches() admits only activated GETs
