@@ -93,7 +93,7 @@ segment = st.one_of(
 # Most requests aim at the interview's paths, in some spelling (PROFILE §3.9).
 spelled_rpc = st.sampled_from([RPC, RPC, RPC, "/a2a/x/../jsonrpc", "/a2a/./jsonrpc",
                                "/a2a//jsonrpc", "/a2a/%2e/jsonrpc", "/a2a/%6Asonrpc",
-                               "/a2a/jsonrpc/", "/../a2a/jsonrpc"])  # fmt: skip
+                               "/a2a/jsonrpc/", "/../a2a/jsonrpc", "/a2a%2Fjsonrpc"])  # fmt: skip
 spelled_rest = st.sampled_from([REST + "/interview/", REST + "/x/../interview/",
                                 "/a2a//rest/interview/", REST + "/interview/%69",
                                 "/a2a/%72est/interview/"])  # fmt: skip
