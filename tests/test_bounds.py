@@ -427,3 +427,17 @@ def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework
     assert spies.routes == [RPC] and not spies.executor  # the SDK's own answer, no executor
     assert at_handover and at_handover[0] <= 64 * 1024 + 2 * len(chunk), at_handover
     assert sent[0]["status"] == 200
+
+
+def test_the_bound_options_fit_a_command_with_body_options_of_its_own() -> None:
+    # server/listen.py add_arguments(body=False): the proxy has --max-body and
+    # --body-timeout for its own body read; the listening bounds add none that clash.
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-body", type=int, default=7)
+    parser.add_argument("--body-timeout", type=float, default=3.0)
+    listen.add_arguments(parser, body=False)
+    args = parser.parse_args(["--max-connections", "5", "--header-timeout", "2"])
+    bounds = listen.bounds_from_args(args, body=False)
+    assert bounds == listen.Bounds(max_connections=5, header_timeout=2)

@@ -336,8 +336,13 @@ def _count(low: int) -> Any:
     return parse
 
 
-def add_arguments(parser: argparse.ArgumentParser, *, max_body: int | None = None) -> None:
-    """The bounds as command-line options (``--max-connections`` ...), defaults shown."""
+def add_arguments(
+    parser: argparse.ArgumentParser, *, max_body: int | None = None, body: bool = True
+) -> None:
+    """The bounds as command-line options, defaults shown: ``--max-connections``,
+    ``--max-header-bytes``, ``--header-timeout``, ``--keep-alive``; with ``body``,
+    ``--body-timeout`` too, and ``--max-body`` when ``max_body`` is given (a command
+    that has body options of its own, as ``proxy`` does, passes ``body=False``)."""
     d = DEFAULT_BOUNDS
     group = parser.add_argument_group("connection bounds")
     group.add_argument("--max-connections", type=_count(1), default=d.max_connections,
@@ -349,25 +354,28 @@ def add_arguments(parser: argparse.ArgumentParser, *, max_body: int | None = Non
     group.add_argument("--header-timeout", type=_positive, default=d.header_timeout,
                        metavar="S", help="seconds to receive a request's headers (default "
                        f"{d.header_timeout:g}; then 408)")  # fmt: skip
-    group.add_argument("--body-timeout", type=_positive, default=d.body_timeout,
-                       metavar="S", help="seconds to receive a request's body after its "
-                       f"headers (default {d.body_timeout:g}; then 408)")  # fmt: skip
+    if body:
+        group.add_argument("--body-timeout", type=_positive, default=d.body_timeout,
+                           metavar="S", help="seconds to receive a request's body after "
+                           f"its headers (default {d.body_timeout:g}; then 408)")  # fmt: skip
     group.add_argument("--keep-alive", type=_positive, default=d.keep_alive, metavar="S",
                        help="seconds an idle connection stays open (default "
                        f"{d.keep_alive:g})")  # fmt: skip
-    if max_body is not None:
+    if body and max_body is not None:
         group.add_argument("--max-body", type=_count(0), default=max_body, metavar="BYTES",
                            help=f"request body at most (default {max_body}; more is "
                            "answered 413)")  # fmt: skip
 
 
-def bounds_from_args(args: argparse.Namespace) -> Bounds:
-    """The :class:`Bounds` the options of :func:`add_arguments` chose."""
+def bounds_from_args(args: argparse.Namespace, *, body: bool = True) -> Bounds:
+    """The :class:`Bounds` the options of :func:`add_arguments` (called with the same
+    ``body``) chose; without ``body`` the body bounds keep their defaults (no size
+    bound), whatever body options the command has of its own."""
     return Bounds(
         max_header_bytes=args.max_header_bytes,
         header_timeout=args.header_timeout,
-        body_timeout=args.body_timeout,
+        body_timeout=args.body_timeout if body else DEFAULT_BOUNDS.body_timeout,
         keep_alive=args.keep_alive,
         max_connections=args.max_connections,
-        max_body=getattr(args, "max_body", None),
+        max_body=getattr(args, "max_body", None) if body else None,
     )
