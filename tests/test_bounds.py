@@ -441,3 +441,23 @@ def test_the_bound_options_fit_a_command_with_body_options_of_its_own() -> None:
     args = parser.parse_args(["--max-connections", "5", "--header-timeout", "2"])
     bounds = listen.bounds_from_args(args, body=False)
     assert bounds == listen.Bounds(max_connections=5, header_timeout=2)
+
+
+async def header_app(scope: Any, receive: Any, send: Any) -> None:
+    """Answers with the value of the request's ``x-a`` header."""
+    if scope["type"] == "http":
+        value = next((v for n, v in scope["headers"] if n == b"x-a"), b"-")
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"%d" % len(value))]})  # fmt: skip
+        await send({"type": "http.response.body", "body": value})
+
+
+def test_field_values_reach_the_app_without_surrounding_blanks() -> None:
+    # RFC 9110 §5.5: the parser left a trailing blank in; the proxy's upstream client
+    # then refused the value and the client got a 502 (found by the fuzz suite).
+    with bounded(listen.Bounds(), header_app) as address:
+        conn = connect(address)
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-A:  b c \t\r\nConnection: close\r\n\r\n")
+        response = read_all(conn)
+        conn.close()
+        assert response.endswith(b"\r\n\r\nb c"), response

@@ -231,6 +231,12 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
 
         # -- parser callbacks
 
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # RFC 9110 §5.5: a field value excludes leading and trailing whitespace. The
+            # parser leaves trailing blanks in; the app (and any upstream a proxy forwards
+            # to, whose client refuses such a value) gets the value itself.
+            super().on_header(name, value.strip(b" \t"))
+
         def on_headers_complete(self) -> None:
             self._disarm()
             self._in_body = True
