@@ -10,11 +10,17 @@ are measured alternately, round after round (the order reversed every other roun
 each round's req/s ratio is taken; the figure is the median of those ratios:
 
 (a) ``interview/identity`` req/s ÷ a bare Starlette route returning the same response
-    bytes (goal ≥ 0.6), through the a2a-sdk integration and through the ASGI middleware;
+    bytes (goal ≥ 0.8 for the a2a-sdk integration, issue 8; ≥ 0.85 for the ASGI
+    middleware), through the a2a-sdk integration and through the ASGI middleware;
+(f) the same in FastAPI: the a2a-sdk integration added with ``add_a2a_routes_to_fastapi``
+    ÷ a bare FastAPI route serving the same bytes (goal ≥ 0.8);
 (b) the card as this project serves it ÷ a2a-sdk's own ``create_agent_card_routes`` for
     the same card (goal ≥ 5);
 (c) ``SendMessage`` req/s on an a2a-sdk app with the interview layer ÷ without (goal ≥
     0.97), with ``A2A-Version: 1.0``.
+(d) the bare route served with this package's connection bounds (``server/listen.py``:
+    the counting and timing protocol of ``demo serve`` and the proxy) ÷ plain uvicorn
+    httptools (goal ≥ 0.95).
 
 Before the load, each app is also timed in process (its ASGI callable called directly,
 no server, no socket, the variants in turns): the CPU each one spends per request,
@@ -54,7 +60,15 @@ SEND = (
     b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1",'
     b'"contextId":"c-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
 )
-SERVERS = ("bare", "sdk", "sdk+interview", "sdk+middleware")
+SERVERS = (
+    "bare",
+    "bare@bounded",
+    "bare-fastapi",
+    "sdk",
+    "sdk+interview",
+    "sdk+middleware",
+    "fastapi+interview",
+)
 
 
 # ---------------------------------------------------------------- the servers (children)
@@ -112,6 +126,17 @@ def build_app(name: str) -> Any:
         routes = interview_routes(card, jsonrpc_routes=jsonrpc, rest_routes=rest,
                                   proposals=proposals)  # fmt: skip
         return Starlette(routes=list(routes))
+    if name == "fastapi+interview":
+        from a2a.server.routes import add_a2a_routes_to_fastapi
+        from fastapi import FastAPI
+
+        from a2a_interview.server.sdk import interview_routes
+
+        routes = interview_routes(card, jsonrpc_routes=jsonrpc, rest_routes=rest,
+                                  proposals=proposals)  # fmt: skip
+        app = FastAPI()
+        add_a2a_routes_to_fastapi(app, **routes.fastapi())
+        return app
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
     from a2a_interview import rpc
@@ -145,7 +170,7 @@ def build_app(name: str) -> Any:
 
             return InterviewMiddleware(plain, declarations)
         return plain
-    if name == "bare":
+    if name in ("bare", "bare-fastapi"):
         from starlette.responses import Response
         from starlette.routing import Route
 
@@ -157,6 +182,19 @@ def build_app(name: str) -> Any:
         async def answer(request: Any) -> Response:
             return Response(body, headers=headers)
 
+        if name == "bare-fastapi":
+            from fastapi import FastAPI
+            from starlette.requests import Request
+
+            async def fastapi_answer(request: Request) -> Response:
+                return Response(body, headers=headers)
+
+            # Resolved here: this module's postponed annotations would name a local.
+            fastapi_answer.__annotations__ = {"request": Request, "return": Response}
+
+            app = FastAPI()
+            app.add_api_route(RPC, fastapi_answer, methods=["POST"])
+            return app
         return Starlette(routes=[Route(RPC, answer, methods=["POST"])])
     raise SystemExit(f"unknown server {name!r}")
 
@@ -164,10 +202,16 @@ def build_app(name: str) -> Any:
 def serve_child(name: str, port: int) -> None:
     import uvicorn
 
-    config = uvicorn.Config(
-        build_app(name), host="127.0.0.1", port=port, workers=1, loop="uvloop",
-        http="httptools", access_log=False, log_level="warning", lifespan="off",
-    )  # fmt: skip
+    options: dict[str, Any] = {"host": "127.0.0.1", "port": port, "workers": 1,
+                               "loop": "uvloop", "access_log": False, "log_level": "warning",
+                               "lifespan": "off"}  # fmt: skip
+    app_name, _, how = name.partition("@")
+    if how == "bounded":
+        from a2a_interview.server import listen
+
+        config = listen.config(build_app(app_name), listen.DEFAULT_BOUNDS, **options)
+    else:
+        config = uvicorn.Config(build_app(app_name), http="httptools", **options)
     uvicorn.Server(config).run()
 
 
@@ -289,7 +333,7 @@ def in_process(group: list[Case], seconds: float = 3.0) -> list[float]:
     """
     import asyncio
 
-    apps = [build_app(case.server) for case in group]
+    apps = [build_app(case.server.partition("@")[0]) for case in group]
 
     def scope(case: Case) -> dict[str, Any]:
         headers = [(k.lower().encode(), v.encode()) for k, v in case.headers.items()]
@@ -341,6 +385,11 @@ def cases() -> list[list[Case]]:
                  IDENTITY, ask),
         ],
         [
+            Case("bare FastAPI route, same bytes", "bare-fastapi", "POST", RPC, IDENTITY, ask),
+            Case("interview/identity, a2a-sdk integration in FastAPI", "fastapi+interview",
+                 "POST", RPC, IDENTITY, ask),
+        ],
+        [
             Case("card, a2a-sdk create_agent_card_routes", "sdk", "GET", CARD),
             Case("card, a2a-sdk integration", "sdk+interview", "GET", CARD),
             Case("card, ASGI middleware", "sdk+middleware", "GET", CARD),
@@ -352,12 +401,19 @@ def cases() -> list[list[Case]]:
             Case("SendMessage, with the ASGI middleware", "sdk+middleware", "POST", RPC,
                  SEND, send),
         ],
+        [
+            Case("bare Starlette route, plain uvicorn", "bare", "POST", RPC, IDENTITY, ask),
+            Case("bare Starlette route, connection bounds", "bare@bounded", "POST", RPC,
+                 IDENTITY, ask),
+        ],
     ]  # fmt: skip
 
 
-GOALS = [("(a) interview/identity ÷ bare route", 0.6),
+GOALS = [("(a) interview/identity ÷ bare route", 0.8),
+         ("(f) interview/identity ÷ bare route, FastAPI", 0.8),
          ("(b) card ÷ a2a-sdk card route", 5.0),
-         ("(c) SendMessage with the layer ÷ without", 0.97)]  # fmt: skip
+         ("(c) SendMessage with the layer ÷ without", 0.97),
+         ("(d) with connection bounds ÷ without", 0.95)]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
     parser.add_argument(
         "--only",
-        choices=("a", "b", "c"),
+        choices=("a", "b", "c", "d", "f"),
         action="append",
         help="measure only these questions (repeatable; default: all)",
     )

@@ -79,6 +79,9 @@ def _serve(kind: str, count: int, latency_ms: float) -> None:
         return _delayed(app, latency_ms / 1000) if latency_ms else app
 
     os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
+    import logging
+
+    logging.getLogger("a2a").setLevel(logging.CRITICAL)  # the SDK logs each inactive probe
     with serve_many([factory] * count) as origins:
         print(json.dumps(origins), flush=True)
         sys.stdin.read()

@@ -133,3 +133,29 @@ def test_new_flags_usage_errors(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
         assert message in err, (extra, err)
+
+
+def test_the_connection_bounds_are_the_proxys_options_too() -> None:
+    # issue 8 finding 3: the proxy's listening server keeps the bounds its flags name; a
+    # head over --max-header-bytes is answered 431 by the proxy (the upstream, had it been
+    # forwarded, would have answered 404 for /x).
+    import socket
+
+    with upstream_running() as up:
+        port = _free_port()
+        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
+                       "--max-header-bytes", "2048")  # fmt: skip
+        try:
+            assert process.stdout is not None
+            process.stdout.readline()
+            assert httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).status_code == 200
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                conn.sendall(b"GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + b"y" * 4096 + b"\r\n\r\n")
+                reply = conn.recv(4096)
+            assert reply.startswith(b"HTTP/1.1 431"), reply[:60]
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()

@@ -357,14 +357,15 @@ async def test_fastapi_app_still_documents_its_routes() -> None:
 
 
 def test_routes_order_and_groups() -> None:
-    # The interview's REST route comes before the SDK's Mount('/{tenant}').
+    # The interview's route comes first, before the SDK's Mount('/{tenant}') and its
+    # JSON-RPC routes, which are passed through as given (decisions, Serving 1).
     card = compat_card()
     jsonrpc, rest = sdk_routes(card)
     routes = interview_routes(card, jsonrpc_routes=jsonrpc, rest_routes=rest)
     assert isinstance(routes, InterviewRoutes)
-    assert len(routes) == 1 + len(jsonrpc) + 1 + len(rest)
+    assert len(routes) == 2 + len(jsonrpc) + len(rest)
     assert list(routes) == [*routes.agent_card_routes, *routes.jsonrpc_routes, *routes.rest_routes]
-    assert routes.rest_routes[1:] == rest
+    assert routes.jsonrpc_routes == jsonrpc and routes.rest_routes == rest
     assert type(routes.rest_routes[-1]).__name__ == "Mount"
     assert routes.interview.card == served_card(card)
     assert routes[0] is routes.agent_card_routes[0] and routes[-1] is rest[-1]

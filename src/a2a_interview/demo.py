@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from . import reference
 from .jcs import canonicalize
-from .server.listen import bind, origin_of
+from .server.listen import Bounds, bind, origin_of
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor
@@ -38,9 +38,13 @@ if TYPE_CHECKING:
 
     from .server.sdk import Limiter
 
-__all__ = ["bind", "build_app", "executor", "origin_of", "serve"]
+__all__ = ["BOUNDS", "bind", "build_app", "executor", "origin_of", "serve"]
 
 JSON = "application/json"
+
+# The demo's connection bounds (server/listen.py): the defaults, and request bodies of at
+# most 1 MiB, since the SDK reads a whole body into memory before looking at it.
+BOUNDS = Bounds(max_body=1024 * 1024)
 
 
 def _require() -> None:
@@ -161,21 +165,24 @@ def serve(
     *,
     limiter: Limiter | None = None,
     on_ready: Callable[[str], None] | None = None,
+    bounds: Bounds = BOUNDS,
 ) -> None:
     """Serve the Stonework agent until interrupted (SIGINT/SIGTERM end it cleanly).
 
     Binds first, then builds the app for the origin it got, so the card's urls name the
     port actually served. ``on_ready(origin)`` is called once the socket is bound.
-    Raises ``OSError`` when the address cannot be bound, and what :func:`build_app`
-    raises.
+    ``bounds`` are the connection bounds (:mod:`a2a_interview.server.listen`). Raises
+    ``OSError`` when the address cannot be bound, and what :func:`build_app` raises.
     """
     import uvicorn
+
+    from .server import listen
 
     sock = bind(host, port)
     try:
         origin = origin_of(sock)
         app = build_app(origin, limiter=limiter)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = listen.config(app, bounds, log_level="warning", access_log=False, lifespan="off")
         if on_ready is not None:
             on_ready(origin)
         uvicorn.Server(config).run(sockets=[sock])

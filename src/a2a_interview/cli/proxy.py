@@ -196,6 +196,9 @@ def _run(args: argparse.Namespace) -> int:
         storage = args.redis
 
     options = _options(args)
+    from ..server import listen
+
+    bounds = listen.bounds_from_args(args, body=False)  # the body is --max-body's
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("a2a-interview proxy: %(levelname)s: %(message)s"))
@@ -222,6 +225,7 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             access_log=args.access_log,
             started=_started,
+            bounds=bounds,
             **options,
         )
     except InterviewError as exc:
@@ -337,4 +341,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--access-log", action="store_true", help="log every request (costs about 50 µs a request)"
     )
+    from ..server import listen
+
+    listen.add_arguments(p, body=False)  # --max-body and --body-timeout are the proxy's own
     p.set_defaults(run=_run)

@@ -27,8 +27,9 @@ def run_demo(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
-    from ..demo import bind, build_app, origin_of
+    from ..demo import BOUNDS, bind, build_app, origin_of
     from ..report import render_report
+    from ..server import listen
     from ..server.ratelimit import RateLimiter
     from ..verifier import verify
     from .console import print_report
@@ -45,7 +46,7 @@ def run_demo(args: argparse.Namespace) -> int:
     # -32601 on purpose, and the report, not a stray log line, is what this prints.
     logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").setLevel(logging.ERROR)
     app = build_app(origin, limiter=RateLimiter())
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = listen.config(app, BOUNDS, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     print(f"Serving the Stonework demo agent (a2a-sdk) at {origin}/ and interviewing it...",
           file=sys.stderr)  # fmt: skip
@@ -74,15 +75,29 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from ..demo import serve
+    from ..server.listen import bounds_from_args
     from ..server.ratelimit import RateLimiter
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
+    storage = "memory://"
+    if args.redis is not None:
+        from urllib.parse import urlsplit
+
+        try:
+            scheme = urlsplit(args.redis).scheme
+        except ValueError:
+            scheme = ""
+        if scheme not in ("redis", "rediss", "redis+unix"):
+            raise UsageError(f"--redis {args.redis!r} is not a redis:// or rediss:// URL")
+        if args.rate_limit == "off":
+            raise UsageError("--redis needs a rate limit (not --rate-limit off)")
+        storage = args.redis
     try:
         if args.rate_limit is None:
-            limiter: RateLimiter | None = RateLimiter()
+            limiter: RateLimiter | None = RateLimiter(storage=storage)
         else:
-            limiter = None if args.rate_limit == "off" else RateLimiter(args.rate_limit)
+            limiter = None if args.rate_limit == "off" else RateLimiter(args.rate_limit, storage)
     except ValueError:
         raise UsageError(
             f"--rate-limit {args.rate_limit!r} is not a limit like 300/minute"
@@ -96,7 +111,8 @@ def _serve(args: argparse.Namespace) -> int:
               flush=True)  # fmt: skip
 
     try:
-        serve(args.host, args.port, limiter=limiter, on_ready=ready)
+        serve(args.host, args.port, limiter=limiter, on_ready=ready,
+              bounds=bounds_from_args(args))  # fmt: skip
     except KeyboardInterrupt:
         # uvicorn shuts down gracefully on Ctrl-C, then re-raises it: stopping is success.
         print("stopped", file=sys.stderr)
@@ -139,4 +155,13 @@ def register(sub: Any) -> None:
         help="interview calls allowed per client, e.g. '10/second;300/minute', or 'off' "
         "(default: the server's, 300/minute)",
     )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share the rate limit through Redis (redis://host:port/db) instead of memory",
+    )
+    from ..demo import BOUNDS
+    from ..server.listen import add_arguments
+
+    add_arguments(p, max_body=BOUNDS.max_body)
     p.set_defaults(run=_serve)

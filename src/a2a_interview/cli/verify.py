@@ -304,8 +304,8 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
-    many.add_argument("--concurrency", type=_positive, default=4, metavar="N",
-                      help="agents verified at once (default 4)")  # fmt: skip
+    many.add_argument("--concurrency", type=_positive, default=16, metavar="N",
+                      help="agents under way at once in each worker (default 16)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
     many.add_argument("--agent-timeout", type=_deadline, dest="deadline",
                       default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip

@@ -1,8 +1,76 @@
-"""Listening sockets for the servers this package starts (``demo``, ``proxy``)."""
+"""How the servers this package starts listen: ``demo``, ``demo serve`` and ``proxy``.
+
+One socket helper (:func:`bind`, :func:`origin_of`) and one set of bounds every accepted
+connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Config``:
+
+- **request head size**: request line and header fields together at most
+  ``max_header_bytes`` (64 KiB); beyond, ``431`` and the connection closed. The bytes are
+  counted before they reach the parser, so a 176 MiB header costs 64 KiB, not 176 MiB;
+- **request head time**: a head must arrive within ``header_timeout`` (10 s) of the
+  connection opening or of its own first byte; a client dripping header lines is sent
+  ``408`` and dropped, and one that connects and sends nothing is closed;
+- **request body time**: the body must arrive within ``body_timeout`` (30 s) of the head;
+  a slow-drip body is dropped the same way (``408`` if no response began);
+- **request body size** (optional, ``max_body``): over it, ``413`` and closed;
+- **connections**: at most ``max_connections`` open at once; one more is answered ``503``
+  and closed at once, so descriptors are never exhausted (the process's descriptor limit
+  is raised to fit, or the bound lowered to fit it, with a warning);
+- **keep-alive**: an idle connection is closed after ``keep_alive`` (5 s).
+
+uvicorn's ``httptools`` protocol has no head-size bound and no head or body timeout
+(``h11_max_incomplete_event_size`` exists for the ``h11`` protocol only, which is slower);
+:func:`protocol` is a thin subclass of it that counts and times before the parser sees a
+byte, so the fast parser stays. Requires the ``server`` extra.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import logging
 import socket
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+__all__ = [
+    "DEFAULT_BOUNDS",
+    "Bounds",
+    "add_arguments",
+    "bind",
+    "bounds_from_args",
+    "config",
+    "origin_of",
+    "protocol",
+]
+
+logger = logging.getLogger("a2a_interview.listen")
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What one server lets a client hold (module docstring). Times are in seconds."""
+
+    max_header_bytes: int = 64 * 1024
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive: float = 5.0
+    max_connections: int = 1000
+    max_body: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_header_bytes < 1024:
+            raise ValueError("max_header_bytes must be at least 1024")
+        for name in ("header_timeout", "body_timeout", "keep_alive"):
+            value = getattr(self, name)
+            if not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a number of seconds > 0")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        if self.max_body is not None and self.max_body < 0:
+            raise ValueError("max_body must be >= 0")
+
+
+DEFAULT_BOUNDS: Final = Bounds()
 
 
 def bind(host: str = "127.0.0.1", port: int = 0, *, backlog: int = 2048) -> socket.socket:
@@ -26,3 +94,294 @@ def origin_of(sock: socket.socket) -> str:
     """``http://host:port`` of a bound socket (IPv6 hosts in brackets)."""
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+_REASONS: Final = {
+    408: b"Request Timeout",
+    413: b"Content Too Large",
+    431: b"Request Header Fields Too Large",
+    503: b"Service Unavailable",
+}
+_BODIES: Final = {
+    408: b"request not received in time",
+    413: b"request body too large",
+    431: b"request header fields too large",
+    503: b"too many connections",
+}
+
+
+def _refusal(status: int, default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    body = _BODIES[status]
+    lines = [b"HTTP/1.1 %d %s\r\n" % (status, _REASONS[status])]
+    lines += [name + b": " + value + b"\r\n" for name, value in default_headers]
+    lines.append(b"content-type: text/plain; charset=utf-8\r\n")
+    lines.append(b"content-length: %d\r\nconnection: close\r\n" % len(body))
+    if status == 503:
+        lines.append(b"retry-after: 1\r\n")
+    return b"".join(lines) + b"\r\n" + body
+
+
+def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol keeping ``bounds`` (module docstring), for
+    ``uvicorn.Config(http=...)``. Raises ``ImportError`` naming the ``server`` extra."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "serving needs the 'server' extra: pip install 'a2a-interview[server]'"
+        ) from exc
+
+    class BoundedHttpToolsProtocol(HttpToolsProtocol):
+        """Counts request-head bytes before the parser sees them and arms the head and
+        body timers; everything else is uvicorn's."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._head = 0  # bytes of the current request head so far
+            self._in_body = False
+            self._body = 0
+            self._too_large = False
+            self._closing = False
+            self._timer: asyncio.TimerHandle | None = None
+            self._exchange: Any = None  # the cycle of the request whose body is read
+
+        # -- timers: armed only while a head or a body is incomplete, so an ordinary
+        # request that arrives in one read costs no timer at all.
+
+        def _arm(self, seconds: float) -> None:
+            if self._timer is None:
+                self._timer = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expired(self) -> None:
+            self._timer = None
+            if self._in_body or self._head:
+                self._refuse(408)
+            elif not self.transport.is_closing():  # connected, and never said a word
+                self._closing = True
+                self.transport.close()
+
+        def _refuse(self, status: int) -> None:
+            """End the connection with ``status``, unless a response to the request in
+            question already began (then the connection is just closed)."""
+            self._closing = True
+            self._disarm()
+            # In a body: that request's own exchange (None when it was never started).
+            # In a head: the previous exchange, which may still be sending.
+            cycle = self._exchange if self._in_body else self.cycle
+            busy = cycle is not None and not cycle.response_complete
+            began = cycle is not None and cycle.response_started and (busy or self._in_body)
+            if not began and not self.transport.is_closing():
+                self.transport.write(_refusal(status, self.server_state.default_headers))
+            if busy:
+                # The app waiting on this request sees the client gone; what it sends
+                # now is dropped.
+                cycle.disconnected = True
+                cycle.message_event.set()
+            self.transport.close()
+
+        # -- asyncio.Protocol
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > bounds.max_connections:
+                self._refuse(503)
+                return
+            self._arm(bounds.header_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._closing:
+                return
+            limit = bounds.max_header_bytes
+            while data:
+                if self._in_body or self.parser is None:
+                    # Body bytes (the parser frames them; a head that starts later in
+                    # this same read is counted from the next read on).
+                    super().data_received(data)
+                    break
+                room = limit - self._head
+                if len(data) <= room:
+                    self._head += len(data)
+                    super().data_received(data)
+                    break
+                piece, data = data[:room], data[room:]
+                self._head += len(piece)
+                super().data_received(piece)
+                if self._closing or self.transport.is_closing():
+                    return
+                if not self._in_body:  # the head is still not over at the bound
+                    self._refuse(431)
+                    return
+            if self._closing or self.transport.is_closing():
+                return
+            if self._too_large:
+                self._refuse(413)
+            elif self._in_body:
+                self._arm(bounds.body_timeout)
+            elif self._head:
+                self._arm(bounds.header_timeout)
+
+        # -- parser callbacks
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # RFC 9110 §5.5: a field value excludes leading and trailing whitespace. The
+            # parser leaves trailing blanks in; the app (and any upstream a proxy forwards
+            # to, whose client refuses such a value) gets the value itself.
+            super().on_header(name, value.strip(b" \t"))
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            self._in_body = True
+            self._body = 0
+            self._exchange = None
+            if bounds.max_body is not None:
+                for name, value in self.headers:
+                    length = value.strip()
+                    if (
+                        name == b"content-length"
+                        and length.isdigit()
+                        and int(length) > bounds.max_body
+                    ):
+                        self._too_large = True  # refused after this read
+                        return
+            super().on_headers_complete()
+            self._exchange = self.cycle
+
+        def on_body(self, body: bytes) -> None:
+            if self._too_large:
+                return
+            if bounds.max_body is not None:
+                self._body += len(body)
+                if self._body > bounds.max_body:
+                    self._too_large = True
+                    return
+            super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            self._in_body = False
+            self._head = 0
+            if not self._too_large:
+                super().on_message_complete()
+
+    return BoundedHttpToolsProtocol
+
+
+def _fit_descriptors(bounds: Bounds, per_connection: int) -> Bounds:
+    """Raise the soft descriptor limit so ``max_connections`` fits, or lower the bound to
+    what fits (with a warning): accepting past the limit fails every new connection."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return bounds
+    spare = 64  # listening sockets, log files, the event loop's own, outgoing fetches
+    needed = bounds.max_connections * per_connection + spare
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        fits = max(1, (soft - spare) // per_connection)
+        logger.warning(
+            "at most %d connections fit the descriptor limit (%d); serving at most %d",
+            bounds.max_connections, soft, fits,
+        )  # fmt: skip
+        return replace(bounds, max_connections=fits)
+    return bounds
+
+
+def config(
+    app: Any, bounds: Bounds = DEFAULT_BOUNDS, *, per_connection: int = 1, **options: Any
+) -> Any:
+    """A ``uvicorn.Config`` for ``app`` keeping ``bounds``; ``options`` are passed on
+    (``lifespan``, ``log_level``, ...). ``per_connection`` is how many descriptors one
+    client connection may cost (2 for a proxy: the client's and upstream's)."""
+    import uvicorn
+
+    bounds = _fit_descriptors(bounds, per_connection)
+    return uvicorn.Config(
+        app,
+        http=protocol(bounds),
+        timeout_keep_alive=bounds.keep_alive,  # type: ignore[arg-type]
+        **options,
+    )
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0")
+    return value
+
+
+def _count(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text!r} is less than {low}")
+        return value
+
+    return parse
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, *, max_body: int | None = None, body: bool = True
+) -> None:
+    """The bounds as command-line options, defaults shown: ``--max-connections``,
+    ``--max-header-bytes``, ``--header-timeout``, ``--keep-alive``; with ``body``,
+    ``--body-timeout`` too, and ``--max-body`` when ``max_body`` is given (a command
+    that has body options of its own, as ``proxy`` does, passes ``body=False``)."""
+    d = DEFAULT_BOUNDS
+    group = parser.add_argument_group("connection bounds")
+    group.add_argument("--max-connections", type=_count(1), default=d.max_connections,
+                       metavar="N", help=f"open connections at most (default {d.max_connections}"
+                       "; one more is answered 503)")  # fmt: skip
+    group.add_argument("--max-header-bytes", type=_count(1024), default=d.max_header_bytes,
+                       metavar="BYTES", help="request line and headers at most (default "
+                       f"{d.max_header_bytes}; more is answered 431)")  # fmt: skip
+    group.add_argument("--header-timeout", type=_positive, default=d.header_timeout,
+                       metavar="S", help="seconds to receive a request's headers (default "
+                       f"{d.header_timeout:g}; then 408)")  # fmt: skip
+    if body:
+        group.add_argument("--body-timeout", type=_positive, default=d.body_timeout,
+                           metavar="S", help="seconds to receive a request's body after "
+                           f"its headers (default {d.body_timeout:g}; then 408)")  # fmt: skip
+    group.add_argument("--keep-alive", type=_positive, default=d.keep_alive, metavar="S",
+                       help="seconds an idle connection stays open (default "
+                       f"{d.keep_alive:g})")  # fmt: skip
+    if body and max_body is not None:
+        group.add_argument("--max-body", type=_count(0), default=max_body, metavar="BYTES",
+                           help=f"request body at most (default {max_body}; more is "
+                           "answered 413)")  # fmt: skip
+
+
+def bounds_from_args(args: argparse.Namespace, *, body: bool = True) -> Bounds:
+    """The :class:`Bounds` the options of :func:`add_arguments` (called with the same
+    ``body``) chose; without ``body`` the body bounds keep their defaults (no size
+    bound), whatever body options the command has of its own."""
+    return Bounds(
+        max_header_bytes=args.max_header_bytes,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout if body else DEFAULT_BOUNDS.body_timeout,
+        keep_alive=args.keep_alive,
+        max_connections=args.max_connections,
+        max_body=getattr(args, "max_body", None) if body else None,
+    )

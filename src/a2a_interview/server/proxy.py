@@ -1158,6 +1158,7 @@ async def serve(
     access_log: bool = False,
     started: Callable[[ProxyInfo], None] | None = None,
     options: ProxyOptions | None = None,
+    bounds: Any = None,
     **option_values: Any,
 ) -> None:
     """Build the proxy, check the rate-limit store, bind, and serve until shut down.
@@ -1166,7 +1167,9 @@ async def serve(
     ``memory://`` or a Redis URL shared by several replicas. ``started`` is called once
     the socket listens. ``options`` (or its fields as keywords) as for
     :func:`build_proxy`; ``public_url`` defaults to ``http://{host}:{port}`` when that
-    names one address. Raises what :func:`build_proxy` raises, and :class:`ProxyError`
+    names one address. ``bounds``: the connection bounds of the listening server
+    (:class:`~a2a_interview.server.listen.Bounds`; default ``listen.DEFAULT_BOUNDS``).
+    Raises what :func:`build_proxy` raises, and :class:`ProxyError`
     when the port cannot be bound or the Redis store does not answer; nothing is left
     listening when it raises.
     """
@@ -1199,8 +1202,13 @@ async def serve(
     except ProxyError:
         await app.aclose()
         raise
-    config = uvicorn.Config(
+    from . import listen  # the bounds every server of this package keeps
+
+    # Two descriptors a client may cost: its own connection and one upstream.
+    config = listen.config(
         app,
+        bounds or listen.DEFAULT_BOUNDS,
+        per_connection=2,
         lifespan="on",
         access_log=access_log,
         log_level="info" if access_log else "warning",

@@ -21,16 +21,25 @@ What the routes do:
   compatibility members included, PROFILE §2.1). Every answer is projected from that
   same object, so the card and the answers cannot drift. It replaces the route of
   ``create_agent_card_routes``; do not add both.
-- **JSON-RPC** (PROFILE §3). Each route of ``jsonrpc_routes`` is wrapped: an activated
-  call in the ``interview/`` namespace is answered here (:func:`a2a_interview.rpc.jsonrpc`);
-  every other request reaches the SDK's endpoint with its body untouched, so ``-32601``
-  for an interview method without activation, ``-32700`` and everything else stay the
-  SDK's own answers.
+- **JSON-RPC** (PROFILE §3). An activated POST to the path of a route of
+  ``jsonrpc_routes`` is read (at most 64 KiB of it) and, when it is a call in the
+  ``interview/`` namespace or a batch naming one, answered here
+  (:func:`a2a_interview.rpc.jsonrpc`); every other request reaches the SDK's own route
+  with its body untouched, so ``-32601`` for an interview method without activation,
+  ``-32700`` and everything else stay the SDK's own answers.
 - **HTTP+JSON** (PROFILE §3b). ``GET {url}/interview/{question}`` for every
-  ``HTTP+JSON`` interface the card declares. These routes match only activated GET
-  requests; anything else falls through to the routes after them, so a request without
-  activation gets the host's own 404. They are placed before ``rest_routes``, whose
-  ``Mount('/{tenant}')`` would swallow them otherwise.
+  ``HTTP+JSON`` interface the card declares, under activation; without it the request
+  goes on to the host's routes (its own 404).
+- **Every spelling** (PROFILE §3.9). Paths are compared after normalization
+  (:func:`a2a_interview.rpc.normalize_path`): ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc``,
+  ``/a2a/%6Asonrpc`` and ``/.well-known/./agent-card.json`` are answered like the
+  plain paths, never handed to the SDK's handler.
+
+All of this is one route, the first of :attr:`InterviewRoutes.agent_card_routes`, which
+matches only those requests (an activated POST or GET at an interview path, or a GET of
+the card) and answers them as a plain ASGI app; the SDK's JSON-RPC and REST routes are
+passed through as they are. A request it reads and finds not to be its own is routed
+again by the application's router, past this route, exactly as if it had not matched.
 
 Being routes, they run inside the application's middleware: authentication, CORS and the
 like apply to interview calls exactly as to the agent's own methods. Interview calls never
@@ -42,7 +51,7 @@ of the package that imports ``a2a``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
@@ -51,7 +60,7 @@ try:
     from a2a.types import AgentCard, AgentExtension
     from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
     from google.protobuf.json_format import ParseDict
-    from starlette.requests import ClientDisconnect, Request
+    from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -66,11 +75,19 @@ from ..spec import INTERVIEW_URI
 from .asgi import (
     ClientKey,
     Receive,
+    Replies,
     Scope,
     Send,
+    activation,
     if_none_match,
     interface_paths,
+    read_body,
     remote_address,
+    request_paths,
+    rest_prefixes,
+    rest_question,
+    send_document,
+    send_reply,
 )
 
 if TYPE_CHECKING:
@@ -161,133 +178,153 @@ def sign_agent_card(
     return out
 
 
-def _route_path(scope: Scope) -> str:
-    # Starlette's routing path: the path below the application's root_path.
-    path: str = scope["path"]
-    root = scope.get("root_path", "")
-    if root and path.startswith(root) and path[len(root) :].startswith("/"):
-        return path[len(root) :]
-    return path
+# Set on a request this route read and handed back to the router: it must not match again.
+_PASSED: Final = "a2a_interview.passed"
+# What matches() found, for handle(): the HTTP+JSON question (None: the card or JSON-RPC)
+# and the activation.
+_MATCHED: Final = "a2a_interview.matched"
+
+
+def _route_paths(scope: Scope) -> tuple[str, ...]:
+    """The normalized request paths below the application's ``root_path`` (what
+    Starlette routes on, PROFILE §3.9 applied): :func:`~.asgi.request_paths`."""
+    paths = request_paths(scope)
+    root = scope.get("root_path") or ""
+    if root:
+        root = rpc.normalize_path(root)
+        if root != "/":
+            cut = len(root)
+            return tuple(p[cut:] if p.startswith(root + "/") else p for p in paths)
+    return paths
 
 
 @dataclass(slots=True)
 class _Serving:
-    """What every interview route shares: the answers, the limiter, the client key."""
+    """What the interview route answers with: the answers, the limiter, the client key."""
 
     interview: Interview
     limiter: Limiter | None
     client_key: ClientKey
     max_body: int
+    replies: Replies = field(init=False)
 
-    async def response(
-        self, scope: Scope, reply: rpc.Reply, act: rpc.Activation, *, rest: bool = False
-    ) -> Response:
+    def __post_init__(self) -> None:
+        self.replies = Replies(self.interview, self.max_body)
+
+    async def send(
+        self, scope: Scope, send: Send, reply: rpc.Reply, act: rpc.Activation, *,
+        rest: bool = False,
+    ) -> None:  # fmt: skip
         if self.limiter is not None:
             wait = await self.limiter.hit(self.client_key(scope))
             if wait is not None:  # PROFILE §3.7
                 reply = rpc.too_many_requests(wait, reply, act, rest=rest)
-        return _ReplyResponse(reply)
+        await send_reply(send, reply)
 
 
-class _ReplyResponse(Response):
-    """A complete reply as a Starlette response, its headers already rendered: the
-    reply's bytes are final, so Response's media-type and header logic has nothing to
-    add (and costs microseconds on every answer)."""
+class _InterviewRoute(BaseRoute):
+    """Every interview request of an SDK app, in every spelling (PROFILE §3.9).
 
-    def __init__(self, reply: rpc.Reply) -> None:  # no super().__init__: see above
-        self.status_code = reply.status
-        self.body = reply.body
-        self.background = None
-        self.raw_headers = [
-            *((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers),
-            (b"content-length", str(len(reply.body)).encode()),
-        ]
-
-
-class _InterviewRestRoute(BaseRoute):
-    """``GET {base}/interview/{question}`` under activation (PROFILE §3b).
-
-    Matches only an activated GET whose path is one of the bases plus one segment; any
-    other request does not match and goes on to the host's routes (its own 404).
+    Matches an activated ``POST`` whose normalized path is a JSON-RPC route's, an
+    activated ``GET {base}/interview/{question}`` under an HTTP+JSON base, and a ``GET``
+    or ``HEAD`` of the card; nothing else, so ordinary traffic meets one cheap check.
+    It is a plain ASGI endpoint (no ``Request``, no ``Response`` objects): an answer is
+    precomputed bytes, and the per-request work is reading the body and the activation.
     """
 
-    def __init__(self, bases: Sequence[str], serving: _Serving) -> None:
-        self.prefixes = tuple(b + rpc.REST_SEGMENT for b in bases)
+    def __init__(
+        self,
+        serving: _Serving,
+        rpc_paths: Sequence[str],
+        rest_bases: Sequence[str],
+        card_url: str,
+        cache_control: str | None,
+    ) -> None:
         self.serving = serving
-
-    def _question(self, scope: Scope) -> str | None:
-        path = _route_path(scope)
-        for prefix in self.prefixes:
-            if path.startswith(prefix) and "/" not in path[len(prefix) :]:
-                return path[len(prefix) :]
-        return None
+        self.rpc = frozenset(rpc.normalize_path(p) for p in rpc_paths)
+        self.rest = rest_prefixes(rest_bases)
+        self.card_url = rpc.normalize_path(card_url)
+        interview = serving.interview
+        self.etag = b'"' + interview.card_digest[7:39].encode("ascii") + b'"'
+        self.cache_control = cache_control.encode("latin-1") if cache_control else None
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if (
-            scope["type"] == "http"
-            and scope["method"] == "GET"
-            and self._question(scope) is not None
-            and rpc.activation(scope["headers"])
-        ):
-            return Match.FULL, {}
+        if scope["type"] != "http" or _PASSED in scope:
+            return Match.NONE, {}
+        method = scope["method"]
+        if method not in ("POST", "GET", "HEAD"):
+            return Match.NONE, {}
+        paths = _route_paths(scope)
+        question = None
+        if method == "POST":
+            ours = not self.rpc.isdisjoint(paths)
+        elif self.card_url in paths:
+            return Match.FULL, {_MATCHED: (None, rpc.NOT_ACTIVATED)}
+        else:
+            question = rest_question(self.rest, paths) if method == "GET" else None
+            ours = question is not None
+        if ours:
+            act = activation(scope)
+            if act:
+                return Match.FULL, {_MATCHED: (question, act)}
         return Match.NONE, {}
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         raise NoMatchFound(name, path_params)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        act = rpc.activation(scope["headers"])
-        question = self._question(scope) or ""
-        query = scope.get("query_string", b"")
-        reply = rpc.rest(scope["method"], question, query, act, self.serving.interview)
-        if reply is None:  # pragma: no cover - matches() admits only activated GETs
-            raise AssertionError("unreachable")
-        response = await self.serving.response(scope, reply, act, rest=True)
-        await response(scope, receive, send)
+        method = scope["method"]
+        matched = scope.pop(_MATCHED, None)
+        if matched is None:  # handed a request without matches(): nothing here to answer
+            await _route_again(scope, receive, send)
+            return
+        question, act = matched
+        if method != "POST":
+            if question is None:  # the card
+                card = self.serving.interview.card_bytes
+                await send_document(scope, send, card, self.etag, self.cache_control)
+                return
+            query = scope.get("query_string", b"")
+            reply = rpc.rest(method, question, query, act, self.serving.interview)
+            if reply is None:  # pragma: no cover - matches() admits only activated GETs
+                raise AssertionError("unreachable")
+            await self.serving.send(scope, send, reply, act, rest=True)
+            return
+        serving = self.serving
+        body, replay = await read_body(scope, receive, serving.max_body)
+        if body is not None:
+            reply = serving.replies.jsonrpc(body, act)
+            if reply is not None:
+                await serving.send(scope, send, reply, act)
+                return
+        # Not ours (not an interview call, over the bound, or the client left): the host's
+        # router takes it as if this route had not matched, body untouched.
+        await _route_again(scope, replay, send)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(prefixes={list(self.prefixes)!r})"
+        return f"{type(self).__name__}(rpc={sorted(self.rpc)!r}, rest={list(self.rest)!r})"
 
 
-Endpoint = Callable[[Request], Awaitable[Response]]
-
-
-def _wrap_jsonrpc(route: Route, serving: _Serving) -> Route:
-    """The SDK's JSON-RPC route, with activated interview calls answered first."""
-    sdk_endpoint: Endpoint = route.endpoint
-
-    async def endpoint(request: Request) -> Response:
-        try:
-            body = await request.body()  # cached on the request: the SDK reads it again
-        except ClientDisconnect:
-            # The client left mid-body: nothing is ours, and the SDK has its own answer
-            # to a departed client (a -32603, logged), not an unhandled exception here.
-            return await sdk_endpoint(request)
-        act = rpc.activation(request.headers.raw)
-        reply = rpc.jsonrpc(body, act, serving.interview, max_bytes=serving.max_body)
-        if reply is None:
-            return await sdk_endpoint(request)
-        return await serving.response(request.scope, reply, act)
-
-    endpoint.__name__ = getattr(sdk_endpoint, "__name__", "handle_requests")
-    endpoint.__doc__ = getattr(sdk_endpoint, "__doc__", None)
-    return Route(
-        route.path,
-        endpoint,
-        methods=sorted(route.methods or ("POST",)),
-        name=route.name,
-        include_in_schema=route.include_in_schema,
-    )
+async def _route_again(scope: Scope, receive: Receive, send: Send) -> None:
+    router = scope.get("router")
+    scope[_PASSED] = True
+    if router is not None:
+        await router(scope, receive, send)
+        return
+    # Routes used without a Starlette router: nothing else can take the request.
+    await send_reply(send, rpc.Reply(404, b"Not Found", (("Content-Type", "text/plain"),)))
 
 
 @dataclass(frozen=True, slots=True)
 class InterviewRoutes(Sequence[BaseRoute]):
     """The routes of an SDK app that serves the interview, in serving order.
 
-    As a sequence it is every route, ready for ``Starlette(routes=...)``: the card, the
-    JSON-RPC routes, the interview's HTTP+JSON routes, then the SDK's REST routes. The
-    three groups are also kept apart for ``add_a2a_routes_to_fastapi``
-    (:meth:`fastapi`). ``declarations`` is what the answers were built from.
+    As a sequence it is every route, ready for ``Starlette(routes=...)``: the interview's
+    own route (every interview request, the card included), the card route (the card for
+    ``url_path_for`` and FastAPI's ``/docs``), then the SDK's JSON-RPC and REST routes as
+    they were given. The three groups are also kept apart for
+    ``add_a2a_routes_to_fastapi`` (:meth:`fastapi`). ``declarations`` is what the answers
+    were built from.
     """
 
     agent_card_routes: list[BaseRoute]
@@ -361,8 +398,11 @@ def interview_routes(
     """Add the interview to an ``a2a-sdk`` app's routes (see the module docstring).
 
     ``jsonrpc_routes`` and ``rest_routes`` are the lists ``create_jsonrpc_routes`` and
-    ``create_rest_routes`` returned; the first are wrapped (every ``Route`` accepting
-    POST), the second passed through after the interview's HTTP+JSON routes.
+    ``create_rest_routes`` returned, kept as they are; the interview answers at the path
+    of every ``Route`` of the first that accepts POST, in every spelling, and
+    ``max_body`` (64 KiB) bounds what it reads of an activated body. Use the routes at
+    the application's top level (not inside a ``Mount``): a request the interview's
+    route reads and finds not its own is routed again by the application's router.
     ``proposals`` maps each proposal url the card's terms entries commit to onto its
     bytes (or is a callable ``url -> bytes | None``); they are verified once, here.
     ``limiter`` counts interview calls per ``client_key(scope)`` (the peer address by
@@ -383,23 +423,16 @@ def interview_routes(
     declarations = build(card, fetch)
     serving = _Serving(declarations.interview, limiter, client_key, max_body)
 
-    wrapped: list[BaseRoute] = []
-    for route in jsonrpc_routes:
-        if isinstance(route, Route) and route.methods and "POST" in route.methods:
-            wrapped.append(_wrap_jsonrpc(route, serving))
-        else:
-            wrapped.append(route)
-
-    if rest_paths is None:
-        bases = [p.rstrip("/") for p in interface_paths(card, "HTTP+JSON")]
-    else:
-        bases = [p.rstrip("/") for p in rest_paths]
-    rest: list[BaseRoute] = [_InterviewRestRoute(bases, serving)] if bases else []
-    rest.extend(rest_routes)
-
+    rpc_paths = [
+        route.path
+        for route in jsonrpc_routes
+        if isinstance(route, Route) and route.methods and "POST" in route.methods
+    ]
+    bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
+    front = _InterviewRoute(serving, rpc_paths, list(bases), card_url, cache_control)
     return InterviewRoutes(
-        [_card_route(declarations.interview, card_url, cache_control)],
-        wrapped,
-        rest,
+        [front, _card_route(declarations.interview, card_url, cache_control)],
+        list(jsonrpc_routes),
+        list(rest_routes),
         declarations,
     )
