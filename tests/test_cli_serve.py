@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import pytest
 
 from a2a_interview import reference
 from a2a_interview.cardsig import verify_card
@@ -79,3 +80,11 @@ def test_demo_serve_usage_errors() -> None:
     assert main(["demo", "serve", "--port", "70000"]) == EXIT_USAGE
     assert main(["demo", "serve", "--port", "x"]) == EXIT_USAGE
     assert main(["demo", "serve", "--rate-limit", "lots"]) == EXIT_USAGE
+
+
+def test_demo_serve_redis_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    # The one --redis rule of demo serve and proxy (cli.redis_storage): one line, exit 2.
+    assert main(["demo", "serve", "--redis", "ftp://x"]) == EXIT_USAGE
+    assert "is not a redis:// or rediss:// URL" in capsys.readouterr().err
+    assert main(["demo", "serve", "--redis", "redis://x", "--rate-limit", "off"]) == EXIT_USAGE
+    assert "--redis needs a rate limit" in capsys.readouterr().err

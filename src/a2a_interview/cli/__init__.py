@@ -54,6 +54,24 @@ class UsageError(Exception):
 from .files import read_input, write_atomic  # noqa: E402
 
 
+def redis_storage(url: str | None, *, limited: bool) -> str:
+    """The rate-limit store a ``--redis URL`` option names (``memory://`` without one).
+    Raises ``UsageError`` for a URL that is not Redis's or a store with no limit to keep."""
+    if url is None:
+        return "memory://"
+    from urllib.parse import urlsplit
+
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError:
+        scheme = ""
+    if scheme not in ("redis", "rediss", "redis+unix"):
+        raise UsageError(f"--redis {url!r} is not a redis:// or rediss:// URL")
+    if not limited:
+        raise UsageError("--redis needs a rate limit (not --rate-limit off)")
+    return url
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InterviewError
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input
+from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input, redis_storage
 
 DESCRIPTION = """\
 Put the A2A Interview Extension in front of an A2A agent that does not serve it itself.
@@ -183,17 +183,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--rate-limit {args.rate_limit!r} is not a limit like 300/minute"
             ) from None
-    storage = "memory://"
-    if args.redis is not None:
-        try:
-            scheme = urlsplit(args.redis).scheme
-        except ValueError:
-            scheme = ""
-        if scheme not in ("redis", "rediss", "redis+unix"):
-            raise UsageError(f"--redis {args.redis!r} is not a redis:// or rediss:// URL")
-        if rate_limit is None:
-            raise UsageError("--redis needs a rate limit (not --rate-limit off)")
-        storage = args.redis
+    storage = redis_storage(args.redis, limited=rate_limit is not None)
 
     options = _options(args)
     from ..server import listen

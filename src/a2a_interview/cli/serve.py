@@ -14,7 +14,7 @@ import logging
 import sys
 from typing import Any
 
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
+from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, redis_storage
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -80,19 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
-    storage = "memory://"
-    if args.redis is not None:
-        from urllib.parse import urlsplit
-
-        try:
-            scheme = urlsplit(args.redis).scheme
-        except ValueError:
-            scheme = ""
-        if scheme not in ("redis", "rediss", "redis+unix"):
-            raise UsageError(f"--redis {args.redis!r} is not a redis:// or rediss:// URL")
-        if args.rate_limit == "off":
-            raise UsageError("--redis needs a rate limit (not --rate-limit off)")
-        storage = args.redis
+    storage = redis_storage(args.redis, limited=args.rate_limit != "off")
     try:
         if args.rate_limit is None:
             limiter: RateLimiter | None = RateLimiter(storage=storage)
