@@ -295,3 +295,22 @@ async def test_the_middleware_serves_the_swapped_set(files: Files) -> None:
         assert (old.status_code, old.content) == (404, b"host")  # the old path is the host's
         card = await http.get("/.well-known/agent-card.json")
         assert b"Moved." in card.content
+
+
+def test_file_loader_reads_within_the_bound(tmp_path: Path) -> None:
+    # issue 8 finding 7 (PROFILE §1.4): a declarations file over 1 MiB, here a 3 GiB sparse
+    # one, is refused without being read whole.
+    import tracemalloc
+
+    from a2a_interview.errors import DeclarationError
+
+    huge = tmp_path / "card.json"
+    with huge.open("wb") as handle:
+        handle.truncate(3 << 30)
+    loader, _ = file_loader(huge, {})
+    tracemalloc.start()
+    with pytest.raises(DeclarationError, match="larger than the 1 MiB bound"):
+        loader()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20, peak

@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from ..declarations import Declarations, load
-from ..errors import InterviewError
+from ..errors import DeclarationError, InterviewError
 from ..projection import Interview
+from ..spec import MAX_DOCUMENT_BYTES
 
 log = logging.getLogger("a2a_interview.server")
 
@@ -93,6 +94,15 @@ class LiveDeclarations:
             await self.reload()
 
 
+def _read(path: Path) -> bytes:
+    # PROFILE §1.4 before the bytes are held: a huge file (or a device) is never read whole.
+    with path.open("rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise DeclarationError("a declarations file is larger than the 1 MiB bound")
+    return data
+
+
 def file_loader(
     card_path: str | os.PathLike[str], proposals: Mapping[str, str | os.PathLike[str]]
 ) -> tuple[Loader, Callable[[], object]]:
@@ -104,11 +114,9 @@ def file_loader(
 
     def loader() -> Declarations:
         try:
-            card = paths[0].read_bytes()
-            fetched = {url: Path(p).read_bytes() for url, p in proposals.items()}
+            card = _read(paths[0])
+            fetched = {url: _read(Path(p)) for url, p in proposals.items()}
         except OSError as exc:
-            from ..errors import DeclarationError
-
             raise DeclarationError(f"cannot read a declarations file ({exc.strerror})") from None
         return load(card, fetched)
 
