@@ -62,6 +62,8 @@ def test_not_ours_passes_through() -> None:
     assert rpc.jsonrpc(b'[{"method":"SendMessage"}]', ON, IV) is None  # batches: PROFILE §3.9
     assert rpc.jsonrpc(b'{"method":"interview/identity",', ON, IV) is None
     assert rpc.jsonrpc(b'{"method":"interview/identity","method":"x"}', ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"SendMessage","params":NaN}', ON, IV) is None
+    assert rpc.jsonrpc('{"method":"SendMessage"}'.encode("utf-16"), ON, IV) is None
 
 
 def test_answers_and_refusals() -> None:
@@ -218,3 +220,33 @@ def test_activated_batch_naming_the_namespace_is_refused_whole() -> None:
     ordinary = b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}]'
     assert rpc.jsonrpc(ordinary, ON, IV) is None
     assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None
+
+
+LENIENT = [
+    '{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'.encode("utf-16"),
+    '{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'.encode("utf-32-le"),
+    b'\xef\xbb\xbf{"jsonrpc":"2.0","id":7,"method":"interview/identity"}',
+    b'{"jsonrpc":"2.0","id":7,"method":"GetTask","method":"interview/identity"}',
+    b'{"jsonrpc":"2.0","id":7,"method":"interview/identity","params":{"skill":NaN}}',
+    b'{"jsonrpc":"2.0","id":1' + b"0" * 30 + b',"method":"interview/identity"}',
+    b'{"jsonrpc":"2.0","id":7,"method":"interview/usage","params":{"skill":"\\ud800"}}',
+    b'{"jsonrpc":"2.0","id":7,"method":"interview/usage","params":{"x":'
+    + b"[" * 100
+    + b"]" * 100
+    + b"}}",
+    b'[{"jsonrpc":"2.0","id":7,"method":"GetTask","method":"interview/identity"}]',
+]
+
+
+@pytest.mark.parametrize("body", LENIENT)
+def test_what_a_lenient_host_reads_as_an_interview_call_is_refused_not_passed_on(
+    body: bytes,
+) -> None:
+    # PROFILE §3.9: a body strict I-JSON refuses but a host's json.loads reads as an
+    # interview call (Starlette and the a2a-sdk do) is refused whole with the echo; passed
+    # on, the host would answer an activated interview call with its own -32601.
+    reply = rpc.jsonrpc(body, ON, IV)
+    assert reply is not None, body
+    assert reply.body == rpc.rpc_error(None, (-32600, "Invalid Request"))
+    assert ("A2A-Extensions", INTERVIEW_URI) in reply.headers
+    assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None  # PROFILE §3.3: the host's

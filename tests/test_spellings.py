@@ -174,3 +174,24 @@ async def test_the_middleware_hands_the_host_the_request_as_it_came() -> None:
         seen.clear()
         got = await call(app, "POST", target, [*JSON, *ACT], SEND)
         assert got.status == 204 and seen == [(target, SEND)]
+
+
+LENIENT_BODIES = [
+    '{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'.encode("utf-16"),
+    b"\xef\xbb\xbf" + IDENTITY,
+    b'{"jsonrpc":"2.0","id":7,"method":"GetTask","method":"interview/identity"}',
+    b'{"jsonrpc":"2.0","id":7,"method":"interview/identity","params":{"skill":NaN}}',
+]
+
+
+@pytest.mark.parametrize("body", LENIENT_BODIES)
+async def test_a_body_the_host_reads_leniently_as_an_interview_call_never_reaches_it(
+    stack: tuple[Any, Spies], body: bytes
+) -> None:
+    # PROFILE §3.9: Starlette's json.loads reads UTF-16, a BOM, NaN and the last of two
+    # "method" members; such a body is refused here, not handed to the host's -32601.
+    app, spies = stack
+    got = await call(app, "POST", RPC.encode(), [*JSON, *ACT], body)
+    assert (got.status, got.body) == (200, INVALID_REQUEST)
+    assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
+    assert spies.untouched, spies

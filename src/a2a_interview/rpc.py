@@ -8,6 +8,7 @@ Drivers (the ASGI layer, the ``a2a-sdk`` route wrapper, the proxy) only move byt
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -165,6 +166,20 @@ def _names_namespace(item: Any) -> bool:
     return isinstance(item, dict) and str(item.get("method", "")).startswith(METHOD_PREFIX)
 
 
+def _leniently_names_namespace(body: bytes) -> bool:
+    """Whether a lenient reader could take ``body`` for an interview request (PROFILE
+    §3.9): Python's ``json.loads`` of the bytes, as Starlette and the ``a2a-sdk`` read a
+    body, accepts what strict I-JSON refuses (UTF-16 and UTF-32, a BOM, ``NaN``, lone
+    surrogates, huge numbers, nesting past the depth bound, the last of two equal keys)."""
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    if isinstance(request, list):
+        return any(_names_namespace(item) for item in request)
+    return _names_namespace(request)
+
+
 def jsonrpc(
     body: bytes, act: Activation, interview: Interview, *, max_bytes: int = MAX_REQUEST_BYTES
 ) -> Reply | None:
@@ -178,19 +193,28 @@ def jsonrpc(
     - ``-32600`` for an envelope that is not JSON-RPC 2.0, and for a batch (an array)
       any element of which names an ``interview/`` method (PROFILE §3.9).
 
-    Returns ``None`` for everything else, including bodies that are not strict I-JSON
-    and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
+    A body that is not strict I-JSON is never answered, but when a lenient reader (a
+    host's ``json.loads``) would read it as naming the namespace it is refused with
+    ``-32600`` rather than passed on (PROFILE §3.9).
+
+    Returns ``None`` for everything else, including other bodies that are not strict
+    I-JSON and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
     """
     if not act:
         return None
     # Cheap: a body that cannot name the namespace is never parsed here. Without the
     # prefix in its bytes, only a JSON escape (`interview\/usage`, `\u0069nterview/`)
-    # can still spell it, and the parsed method is what counts (PROFILE §3.4).
-    if _NAMESPACE not in body and b"\\" not in body:
+    # or a UTF-16 or UTF-32 body (a NUL among its first four bytes, as `json.loads`
+    # detects it) can still spell it, and the parsed method is what counts (PROFILE §3.4).
+    if _NAMESPACE not in body and b"\\" not in body and b"\x00" not in body[:4]:
         return None
     try:
         request = loads(body, max_bytes=max_bytes)
     except InterviewError:
+        # PROFILE §3.9: what a host would read as an interview request is refused whole,
+        # never passed on (its -32601 would carry no echo, PROFILE §3.4).
+        if len(body) <= max_bytes and _leniently_names_namespace(body):
+            return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
         return None
     if isinstance(request, list):
         # PROFILE §3.9: a batch naming the namespace anywhere is an interview request;
