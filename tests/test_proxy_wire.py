@@ -456,6 +456,31 @@ def test_card_variants_by_a2a_version_are_each_verified_and_answered_from() -> N
         assert up.targets()[-1] == RPC.encode()
 
 
+def test_the_default_variant_is_asked_for_without_the_clients_a2a_version() -> None:
+    # Decisions "Proxy: deployable in one line" 6: a version that is not a key (not a
+    # version, or past MAX_VARIANTS) is the default variant, fetched without the header.
+    # The client's header went upstream on every card request, so a version-specific
+    # card never matched the default's bytes: a re-verification each time, and one lock
+    # kept per distinct version, without bound.
+    from a2a_interview.server.proxy import MAX_VARIANTS
+
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.set_card(_variant(up.origin), version="junk")
+        up.set_card(_variant(up.origin), version="9.9")
+        for n in range(1, MAX_VARIANTS):  # fill the variants (same bytes as the default)
+            assert httpx.get(proxy.origin + CARD, headers={"A2A-Version": f"{n}.0"}).is_success
+        for version in ("junk", "9.9"):
+            up.forget()
+            got = httpx.get(proxy.origin + CARD, headers={"A2A-Version": version})
+            assert (got.status_code, got.content) == (200, up.cards[""][0])
+            card_requests = [h for _, t, h, _ in up.seen if t == CARD.encode()]
+            assert len(card_requests) == 1, version
+            assert all(n.lower() != b"a2a-version" for n, _ in card_requests[0]), version
+            assert "date" in got.headers  # upstream's live response, not the fallback
+        locks = proxy.app.upstream._locks  # the bound under test
+        assert set(locks) <= {"", *(f"{n}.0" for n in range(1, MAX_VARIANTS))}
+
+
 def test_a_changed_card_is_verified_when_it_is_asked_for() -> None:
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()

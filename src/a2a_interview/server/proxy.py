@@ -841,9 +841,14 @@ class _Front:
         live = await self._variant(scope, send)
         if live is None:
             return
+        if self.source.variants.get(key) is not live:
+            key = ""  # past MAX_VARIANTS: the default variant, and its lock
         current = live.declarations
         assert isinstance(current, UpstreamDeclarations)
-        headers = _request_headers(scope, _CARD_REQUEST_DROPPED)
+        # The default variant is fetched without A2A-Version, whatever the client sent
+        # (not a version, or past MAX_VARIANTS): else its bytes never match.
+        dropped = _CARD_REQUEST_DROPPED if key else _CARD_REQUEST_DROPPED | {_VERSION_HEADER}
+        headers = _request_headers(scope, dropped)
         try:
             fetched: _Fetched | None = await _fetch(
                 self.source.client(), self.source.card_url, max_bytes=self.source.max_bytes,
