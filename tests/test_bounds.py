@@ -138,6 +138,21 @@ def test_many_small_header_lines_count_together() -> None:
         conn.close()
 
 
+def test_pipelined_requests_past_the_head_bound_in_one_read_are_served() -> None:
+    # Issue 8 finding 3 bounds one request's head, not a read: many small pipelined
+    # requests (RFC 9112 §9.3.2) arriving together were refused with 431 once the read
+    # crossed max_header_bytes, although no head came near it.
+    with bounded(listen.Bounds(max_header_bytes=1024)) as address:
+        conn = connect(address)
+        request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"
+        last = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        conn.sendall(request * 60 + last)  # about 3 KiB, one write
+        response = read_all(conn)
+        conn.close()
+        assert response.count(b"HTTP/1.1 200 ") == 61, response[:200]
+        assert b" 431 " not in response
+
+
 # --- time to send a head, a body; idle connections ------------------------------------------
 
 

@@ -217,9 +217,11 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                 super().data_received(piece)
                 if self._closing or self.transport.is_closing():
                     return
-                if not self._in_body:  # the head is still not over at the bound
+                if not self._in_body and self._head:  # the head is still not over at the bound
                     self._refuse(431)
                     return
+                # Else the head ended in `piece`: the rest is body, or (a request that
+                # ended in `piece`, `_head` back at 0) pipelined requests, counted afresh.
             if self._closing or self.transport.is_closing():
                 return
             if self._too_large:
