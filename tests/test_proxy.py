@@ -764,6 +764,24 @@ async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("location", ["http://[", "//[::1", "http://[zz]/"])
+async def test_a_redirect_to_an_unparseable_location_is_a_proxy_error(location: str) -> None:
+    # Decisions "Proxy and lifecycle" 7 and 9: any breach reading the card is a
+    # ProxyError (refusing to start, exit 3); a proposal's is fetch_failed. A Location
+    # urljoin cannot parse escaped as a bare ValueError: a traceback at start, a 500 on
+    # a card request, a crashed variant load.
+    origin = "http://127.0.0.1:9"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(302, headers=[(b"location", location.encode())])
+
+    with pytest.raises(ProxyError) as caught:
+        await build_proxy(origin, poll=0, transport=httpx.MockTransport(handler))
+    assert "cannot read the upstream card" in str(caught.value)
+    assert location not in str(caught.value)  # nothing of the peer's in the message
+
+
+@pytest.mark.anyio
 async def test_refuses_a_malformed_upstream_url() -> None:
     # build_proxy raises ProxyError for an unusable upstream, never a bare ValueError.
     with pytest.raises(ProxyError):

@@ -175,10 +175,10 @@ async def _fetch(
                 try:
                     location = response.headers.get("location")
                     if response.is_redirect and location is not None:
-                        url = urljoin(url, location)
                         try:
+                            url = urljoin(url, location)  # ValueError: a bad IPv6 host
                             same = origin(url) == start
-                        except InsecureURL:
+                        except (InsecureURL, ValueError):
                             same = False
                         if not same:
                             raise ProxyError("a cross-origin redirect was refused")
