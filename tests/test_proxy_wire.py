@@ -481,6 +481,35 @@ def test_the_default_variant_is_asked_for_without_the_clients_a2a_version() -> N
         assert set(locks) <= {"", *(f"{n}.0" for n in range(1, MAX_VARIANTS))}
 
 
+def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -> None:
+    # Decisions "Proxy: deployable in one line" 6 (a variant that never verified is never
+    # served) and the proxy's bounds: every activated request naming such a version made
+    # the proxy fetch that card and all its proposals again, before any rate limit, and
+    # distinct failing versions were never counted towards MAX_VARIANTS.
+    from a2a_interview.server.proxy import MAX_VARIANTS
+
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        bad = reference.unsigned_card(up.origin)
+        bad["capabilities"]["extensions"][1]["params"]["proposals"][0]["digest"] = (
+            "sha256:" + "1" * 64
+        )
+        versions = [f"0.{n}" for n in range(1, 2 * MAX_VARIANTS)]
+        for version in versions:
+            up.set_card(bad, version=version)
+        up.forget()
+        for _ in range(3):
+            status, _, body = request(proxy.origin, "GET", REST + "/interview/identity",
+                                      [*ACT, ("A2A-Version", "0.1")])  # fmt: skip
+            assert (status, body) == (502, b"upstream card did not verify\n")
+        for version in versions:
+            request(proxy.origin, "GET", REST + "/interview/identity",
+                    [*ACT, ("A2A-Version", version)])  # fmt: skip
+        fetched = [dict(h).get(b"a2a-version") for _, t, h, _ in up.seen if t == CARD.encode()]
+        asked = [v for v in fetched if v is not None]
+        assert asked.count(b"0.1") == 1, fetched
+        assert len(asked) <= MAX_VARIANTS - 1, fetched  # the default holds one place
+
+
 def test_a_changed_card_is_verified_when_it_is_asked_for() -> None:
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()

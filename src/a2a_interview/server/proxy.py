@@ -46,6 +46,7 @@ import hashlib
 import logging
 import re
 import socket
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -98,6 +99,7 @@ DEFAULT_BODY_TIMEOUT: Final = 30.0  # the whole request body, from the first rea
 UPSTREAM_CONNECTIONS: Final = 256
 POOL_TIMEOUT: Final = 10.0  # the longest wait for a free upstream connection
 MAX_VARIANTS: Final = 8  # card variants by A2A-Version, the default one included
+UNVERIFIED_RETRY: Final = 30.0  # a variant that did not verify is not fetched again sooner
 
 # RFC 9110 §7.6.1: connection-specific fields, never forwarded. `Host` is forwarded as
 # the client sent it (the public name the card declares); `Expect` is answered by the
@@ -334,6 +336,7 @@ class _Upstream:
         self.on_error = on_error
         self.variants: dict[str, LiveDeclarations] = {}
         self._loading: dict[str, asyncio.Future[LiveDeclarations | None]] = {}
+        self._unverified: dict[str, float] = {}  # key -> when its first load failed
         self._locks: dict[str, asyncio.Lock] = {}
         self._client: httpx.AsyncClient | None = None
 
@@ -555,14 +558,21 @@ class _Upstream:
 
     async def variant(self, key: str) -> LiveDeclarations | None:
         """The live declarations of variant ``key``, loaded on first use (one load at a
-        time per key); ``None`` when it never verified."""
+        time per key); ``None`` when it never verified. A key whose load failed is tried
+        again only after ``UNVERIFIED_RETRY`` seconds, and counts towards
+        ``MAX_VARIANTS`` meanwhile, so requests cannot make the proxy fetch the card and
+        its proposals again and again."""
         live = self.variants.get(key)
         if live is not None:
             return live
-        if len(self.variants) >= MAX_VARIANTS:
-            return self.variants.get("")
+        failed = self._unverified.get(key)
+        if failed is not None and time.monotonic() - failed < UNVERIFIED_RETRY:
+            return None
         pending = self._loading.get(key)
         if pending is None:
+            held = len(self.variants) + len(self._unverified) + len(self._loading)
+            if failed is None and held >= MAX_VARIANTS:
+                return self.variants.get("")
             pending = asyncio.ensure_future(self._first_load(key))
             self._loading[key] = pending
         return await asyncio.shield(pending)
@@ -571,10 +581,12 @@ class _Upstream:
         try:
             loaded = await self.load(key)
         except InterviewError as exc:
+            self._unverified[key] = time.monotonic()
             self.on_error(exc)
             return None
         finally:
             self._loading.pop(key, None)
+        self._unverified.pop(key, None)
         live = LiveDeclarations(loaded, lambda: self.load(key), on_error=self.on_error)
         self.variants[key] = live
         return live
