@@ -510,6 +510,19 @@ def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -
         assert len(asked) <= MAX_VARIANTS - 1, fetched  # the default holds one place
 
 
+def test_a_card_request_with_a_body_gets_upstreams_live_card_response() -> None:
+    # Decisions "Proxy: deployable in one line" 7: the card request goes upstream as a
+    # GET without the client's body. Its Content-Length went along with no body, the
+    # upstream client refused to send that, and the fallback (no live headers) was served.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        status, headers, body = request(proxy.origin, "GET", CARD, (), b"{}")
+        assert (status, body) == (200, up.cards[""][0])
+        assert "date" in dict((n.lower(), v) for n, v in headers)  # upstream's live response
+        [(method, _, sent, _)] = [s for s in up.seen if s[1] == CARD.encode()]
+        assert method == "GET" and all(n.lower() != b"content-length" for n, _ in sent)
+
+
 def test_a_changed_card_is_verified_when_it_is_asked_for() -> None:
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()

@@ -109,10 +109,11 @@ _HOP_BY_HOP: Final = frozenset({
     b"proxy-connection", b"te", b"trailer", b"trailers", b"transfer-encoding", b"upgrade",
 })  # fmt: skip
 _NOT_FORWARDED: Final = _HOP_BY_HOP | {b"expect"}
-# Asked of upstream for the card: the proxy reads the whole representation itself.
+# Asked of upstream for the card: the proxy reads the whole representation itself, and
+# sends a GET without a body (a client's Content-Length would announce one).
 _CARD_REQUEST_DROPPED: Final = _NOT_FORWARDED | {
     b"if-none-match", b"if-modified-since", b"if-match", b"if-unmodified-since",
-    b"if-range", b"range", b"accept-encoding",
+    b"if-range", b"range", b"accept-encoding", b"content-length",
 }  # fmt: skip
 # RFC 9110 §15.4.5: a 304 carries the validators and caching fields, not the content's.
 _NOT_IN_304: Final = frozenset({b"content-type", b"content-length"})
