@@ -79,6 +79,7 @@ class _Exchange(asyncio.Protocol):
         self.max_bytes = max_bytes
         self.headers: list[tuple[str, str]] = []
         self.header_bytes = 0
+        self.head_seen = 0  # bytes fed while no final response's head has completed
         self.body = bytearray()
         self.status = 0
         self.framed = False  # Content-Length or chunked: the end is known without EOF
@@ -103,6 +104,13 @@ class _Exchange(asyncio.Protocol):
                 self._fail(WireError("malformed response"))
             else:
                 self._fail(self.failure)
+            return
+        if not self.status:
+            # httptools buffers a header's name and value whole before on_header sees
+            # them: bound the head as it arrives, not only header by header.
+            self.head_seen += len(data)
+            if self.head_seen > _MAX_HEADER_BYTES:
+                self._fail(WireError("response headers too large"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
