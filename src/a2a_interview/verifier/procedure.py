@@ -633,7 +633,8 @@ class _Procedure:
         state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
         state.add(check_closure(read, refusal, Check.closure_method, Where(url)))
 
-        selector = no_match_selector(skills)
+        # Every declared id, not only those asked: a skill past max_skills is still one.
+        selector = no_match_selector(declared.interview.skill_ids)
         exchange, read = await self._call(state, interface, "usage", selector)
         state.performed.add(Check.closure_selector)
         state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
