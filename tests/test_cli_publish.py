@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,23 @@ def test_card_verify_names_the_proto_reading(capsys: pytest.CaptureFixture[str],
     assert (body["status"], body["reading"], body["readings"]) == ("verified", "proto", ["proto"])
     codes = [a["code"] for a in body["advisories"]]
     assert ("null_header_member" in codes) is name.startswith("python")
+
+
+def test_card_verify_escapes_the_peer_kid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/security.md "Peer content never drives the terminal": the kid of a card's
+    # protected header is the peer's (the report names it even unverified); printed raw,
+    # an ESC in it drove the terminal.
+    header = {"alg": "EdDSA", "typ": "JOSE", "kid": "\u001b[2Jk\u007f"}
+    protected = base64.urlsafe_b64encode(json.dumps(header).encode()).rstrip(b"=").decode()
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"name": "x", "signatures": [
+        {"protected": protected, "signature": "A" * 86}]}))  # fmt: skip
+    code, out, _ = run(capsys, "card", "verify", str(card))
+    assert code == EXIT_FAILED
+    assert "\x1b" not in out and "\x7f" not in out
+    assert 'kid:        "\\u001b[2Jk\\u007f"' in out
 
 
 def test_card_verify_reading_choices(capsys: pytest.CaptureFixture[str]) -> None:

@@ -551,6 +551,29 @@ async def test_one_private_interface_is_skipped_and_the_other_interviewed() -> N
     assert ("interface", "address_refused") in advised(document)
 
 
+async def test_an_interface_whose_name_resolves_private_is_skipped_as_a_literal_is() -> None:
+    # docs/decisions.md, Network 8: the run ends address_refused only when every
+    # interface is refused. A name judged at the connection ended the whole run
+    # unreachable, while the same address as a literal was skipped with an advisory.
+    def one_named_private(origin: str) -> Any:
+        def edit(card: dict[str, Any]) -> dict[str, Any]:
+            card["supportedInterfaces"][0]["url"] = "https://internal.test/a2a/jsonrpc"
+            return card
+
+        return honest(origin, edit_card=edit)
+
+    asked: list[str] = []
+    options = ClientOptions(resolver=_resolver({"internal.test": ["10.0.0.7"]}, asked))
+    with serve(one_named_private) as origin, connects() as seen:
+        document = await verified(origin, client=options)
+    assert document["outcome"] == "consistent", document.get("incomplete")
+    assert asked == ["internal.test"] and hosts(seen) == {"127.0.0.1"}
+    assert {c["binding"] for c in document["runs"][0]["calls"]} == {"HTTP+JSON"}
+    assert {("interface", "address_refused"), ("transport", "address_refused")} <= (
+        advised(document)
+    )
+
+
 def _private_proposals(origin: str) -> Any:
     moved: dict[str, bytes] = {}
     metadata = "https://169.254.169.254/latest/meta-data/"

@@ -406,6 +406,18 @@ def test_report_escapes_peer_content() -> None:
     assert "\\u001b[31mred" in text
 
 
+def test_report_escapes_a_stored_records_outcome_and_check_statuses() -> None:
+    # docs/security.md "Peer content never drives the terminal": record show renders
+    # anyone's file; its outcome and check statuses went out raw (upper-cased).
+    hostile = "\x1b[2J\x1b]0;t\x07"
+    text = render_report({"format": "a2a-interview-result/1", "outcome": hostile,
+                          "checks": {"card_fetch": hostile, "card_signature": ["x"]}})  # fmt: skip
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Outcome: \\u001b[2J" in text
+    assert "PASS      card_fetch" not in text
+    assert "Outcome: NON_CONFORMANT: " in render_report(make())
+
+
 def test_report_for_authentication_required() -> None:
     record = make(
         outcome=Outcome.unreachable,

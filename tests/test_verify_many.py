@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from a2a_interview.cli import main
+from a2a_interview.ijson import JSONObject
 from a2a_interview.verifier import VerifyOptions
 from a2a_interview.verifier.many import verify_many
 from agents import honest, liar
@@ -69,3 +70,15 @@ def test_a_worker_that_dies_loses_no_line() -> None:
 def test_workers_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify-many", "-", "--workers", value]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_an_unparsable_url_gets_its_record_without_credentials() -> None:
+    # verify never raises for its input URL (PROFILE §7 unreachable): an unclosed IPv6
+    # bracket raised ValueError from without_credentials, in verify and again in
+    # failed_record, so verify_many's task group lost every line.
+    seen: list[JSONObject] = []
+    verify_many(["https://user:secret@[::1", "https://[fd00::1"],
+                VerifyOptions(churn_delay=0), emit=lambda _i, _l, d: seen.append(d))  # fmt: skip
+    assert [d["outcome"] for d in seen] == ["unreachable", "unreachable"]
+    assert all("secret" not in json.dumps(d) for d in seen)
+    assert {d["agent"]["url"] for d in seen} == {"https://[::1", "https://[fd00::1"}

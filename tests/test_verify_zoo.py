@@ -114,6 +114,23 @@ async def test_a_bounded_run_says_what_it_left_out() -> None:
     assert len(calls) == 1 + 2 * (5 + 2 * 1) + 2  # one interface, one skill's selectors
 
 
+async def test_the_closure_selector_matches_no_skill_even_past_the_skill_bound() -> None:
+    # PROFILE §7 closure_selector (interview §8 step 4): the probe's selector must match
+    # none of the card's skills. It was chosen among the skills asked (max_skills), so a
+    # skill left out by the bound could carry it: an honest agent answered it, and was
+    # judged non_conformant.
+    def edit(card: dict[str, Any]) -> dict[str, Any]:
+        extra = copy.deepcopy(card["skills"][0])
+        extra["id"] = "a2a-interview-probe:no-such-skill"
+        card["skills"].append(extra)
+        return card
+
+    document = await interview(
+        lambda o: honest(o, edit_card=edit, self_check=False), max_skills=1, max_interfaces=1
+    )
+    assert document["outcome"] == "consistent", found(document)
+
+
 async def test_the_sdk_demo_agent_is_consistent() -> None:
     demo = pytest.importorskip("a2a_interview.demo")
     document = await interview(demo.build_app)

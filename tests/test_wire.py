@@ -184,6 +184,36 @@ def test_hostile_responses_fail_cleanly(reply: bytes, failure: type[Exception]) 
     run(main)
 
 
+def test_a_header_that_never_ends_is_refused_within_the_head_bound() -> None:
+    # STYLE "Every network read has a size bound": httptools holds a header's value
+    # whole until it ends, so a peer streaming one endless header was buffered without
+    # bound (until the caller's timeout) before the per-header check could run.
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nX: ")
+        try:
+            for _ in range(64):  # 4 MiB of one header value, never ended
+                writer.write(b"y" * 65536)
+                await writer.drain()
+            await anyio.sleep(30)
+        except ConnectionError:
+            pass
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = Pool(tls_context(), resolve=loopback)
+        try:
+            with anyio.fail_after(10), pytest.raises(WireError, match="headers too large"):
+                await pool.exchange("GET", f"http://127.0.0.1:{port}/", [], None, max_bytes=1024)
+        finally:
+            await pool.aclose()
+            server.close()
+
+    run(main)
+
+
 def test_admit_judges_what_a_name_resolved_to_before_any_connection() -> None:
     # issue 8 finding 8: the addresses judged are the addresses connected to, and a
     # refused one is never contacted (no open/closed port to tell apart).

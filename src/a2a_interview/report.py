@@ -204,14 +204,19 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     conflict with expected and got, proposals, advisories, and the reminder that
     conformance is not competence."""
     doc = _json(record)
-    outcome = str(doc.get("outcome"))
+    # A stored record is anyone's file (record show): only known words go out raw.
+    outcome = doc.get("outcome")
+    if isinstance(outcome, str) and outcome in OUTCOME_TEXT:
+        outcome_text = f"{outcome.upper()}: {OUTCOME_TEXT[outcome]}"
+    else:
+        outcome_text = _bare(outcome)
     runs = _list(doc.get("runs"))
     lines = [f"a2a-interview verify {_bare(_get(doc, 'agent', 'url'))}"]
     if _get(doc, "agent", "card_url"):
         lines.append(f"  card {_bare(_get(doc, 'agent', 'card_url'))}")
     if _get(doc, "agent", "card_digest"):
         lines.append(f"  card digest {_bare(_get(doc, 'agent', 'card_digest'))}")
-    lines += ["", f"Outcome: {outcome.upper()}: {OUTCOME_TEXT.get(outcome, '')}"]
+    lines += ["", f"Outcome: {outcome_text}"]
     incomplete = doc.get("incomplete")
     if isinstance(incomplete, dict):
         lines.append(f"  {_bare(incomplete.get('reason'))}: {_bare(incomplete.get('detail'))}")
@@ -233,11 +238,12 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
         counts[check] = counts.get(check, 0) + 1
     lines.append("Checks:")
     for check in CHECKS:
-        status = str(checks.get(check, "skipped"))
+        status = checks.get(check, "skipped")
+        label = _LABEL[status] if isinstance(status, str) and status in _LABEL else _bare(status)
         note = ""
         if status == "failed" and counts.get(check):
             note = f"  {counts[check]} conflict(s)"
-        lines.append(f"  {_LABEL.get(status, status.upper()):<9} {check}{note}")
+        lines.append(f"  {label:<9} {check}{note}")
 
     first = [_obj(c) for c in _list(_obj(runs[0]).get("conflicts"))] if runs else []
     second = [_obj(c) for c in _list(_obj(runs[1]).get("conflicts"))] if len(runs) > 1 else []

@@ -115,6 +115,7 @@ _CARD_ADVISORIES: dict[str, str] = {
 
 def _card_verify(args: argparse.Namespace) -> int:
     from ..cardsig import jwks_from_json, verify_card
+    from ..report import show
 
     card = _object_file(args.card, "card")
     keys = jwks_from_json(_json_file(args.jwks, "JWKS")) if args.jwks else []
@@ -136,7 +137,8 @@ def _card_verify(args: argparse.Namespace) -> int:
     else:
         print(f"status:     {report.status}")
         print(f"reading:    {report.reading or '-'}")
-        print(f"kid:        {report.kid or '-'}")
+        # The kid is the peer's, signed or not: escaped, never raw to the terminal.
+        print(f"kid:        {show(report.kid) if report.kid is not None else '-'}")
         print(f"thumbprint: {report.thumbprint or '-'}")
         for check in report.checks:
             verdict = ",".join(check.readings) or (check.reason or "-")

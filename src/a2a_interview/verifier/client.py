@@ -47,6 +47,7 @@ import contextlib
 import functools
 import ipaddress
 import math
+import re
 import socket
 import ssl
 import zlib
@@ -283,9 +284,19 @@ def card_url_for(url: str) -> str:
     return parts._replace(path=path, query="", fragment="").geturl()
 
 
+_AUTHORITY: Final = re.compile(r"([^:/?#]+://)([^/?#]*)(.*)", re.S)
+
+
 def without_credentials(url: str) -> str:
-    """``url`` without a ``user:password@`` part: what a record may keep of it."""
-    parts = urlsplit(url)
+    """``url`` without a ``user:password@`` part: what a record may keep of it. Never
+    raises: a URL that does not parse (an unclosed IPv6 bracket) is cut by hand."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        match = _AUTHORITY.match(url)
+        if match is None:
+            return url
+        return match[1] + match[2].rpartition("@")[2] + match[3]
     if "@" not in parts.netloc:
         return url
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()

@@ -360,13 +360,28 @@ class _Procedure:
         usable = _bounded(usable, self.options.max_interfaces, "interfaces_not_asked", state)
 
         answers: dict[tuple[str, str | None], tuple[str, bytes]] = {}
+        interviewed = 0
         for interface in usable:
             self._progress(f"interface {interface.binding}")
-            for key, body in (await self._interview(interface, declared, state)).items():
+            try:
+                got = await self._interview(interface, declared, state)
+            except AddressRefused:
+                # A name judged at the connection is skipped as a literal is on sight
+                # above: only when every interface is refused does the run end so.
+                state.advisories.append(
+                    Advisory("interface", "address_refused",
+                             source=Source("card", interface.member),
+                             detail="not interviewed: the address is not public")
+                )  # fmt: skip
+                continue
+            interviewed += 1
+            for key, body in got.items():
                 first = answers.setdefault(key, (interface.url, body))
                 if first[0] != interface.url:
                     where = Where(interface.url, key[0], key[1])
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
+        if not interviewed:
+            raise AddressRefused
 
     async def _signature(
         self, card: JSONObject, card_url: str, state: _RunState, *, judged: bool = True
@@ -633,7 +648,8 @@ class _Procedure:
         state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
         state.add(check_closure(read, refusal, Check.closure_method, Where(url)))
 
-        selector = no_match_selector(skills)
+        # Every declared id, not only those asked: a skill past max_skills is still one.
+        selector = no_match_selector(declared.interview.skill_ids)
         exchange, read = await self._call(state, interface, "usage", selector)
         state.performed.add(Check.closure_selector)
         state.add(check_echo(exchange, Where(url), legacy=interface.legacy))

@@ -79,6 +79,8 @@ class _Exchange(asyncio.Protocol):
         self.max_bytes = max_bytes
         self.headers: list[tuple[str, str]] = []
         self.header_bytes = 0
+        self.stalled = 0  # head bytes fed since a header last completed (httptools holds them)
+        self.progressed = False
         self.body = bytearray()
         self.status = 0
         self.framed = False  # Content-Length or chunked: the end is known without EOF
@@ -94,6 +96,7 @@ class _Exchange(asyncio.Protocol):
         if self._waiter is None or self._waiter.done():
             self._fail(WireError("unsolicited bytes"))  # nothing is being awaited
             return
+        self.progressed = False
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -103,6 +106,14 @@ class _Exchange(asyncio.Protocol):
                 self._fail(WireError("malformed response"))
             else:
                 self._fail(self.failure)
+            return
+        if not self.status:
+            # httptools holds a header's name and value whole until the header ends, so
+            # on_header alone bounds nothing while one never ends: bytes that complete
+            # no header (nor head) count against the bound as they arrive.
+            self.stalled = 0 if self.progressed else self.stalled + len(data)
+            if self.stalled > _MAX_HEADER_BYTES:
+                self._fail(WireError("response headers too large"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -114,6 +125,7 @@ class _Exchange(asyncio.Protocol):
 
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
+        self.progressed = True
         self.header_bytes += len(name) + len(value)
         if self.header_bytes > _MAX_HEADER_BYTES:
             self.failure = WireError("response headers too large")
@@ -124,6 +136,7 @@ class _Exchange(asyncio.Protocol):
         self.headers.append((key, value.decode("latin-1")))
 
     def on_headers_complete(self) -> None:
+        self.progressed = True
         self.status = self.parser.get_status_code()
         if 100 <= self.status < 200:  # an interim response: the real one follows
             self.headers, self.header_bytes, self.status = [], 0, 0
