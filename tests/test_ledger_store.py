@@ -363,6 +363,14 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("started_at", "yesterday <script>", "started_at is not an RFC 3339 time"),
     ("finished_at", "2026-11-29T10:00:00", "finished_at has no time zone"),
     ("finished_at", 1732874400, "finished_at is not an RFC 3339 time"),
+    # Review finding 1 (decisions "Ledger store" 4: RFC 3339 times with a zone): a time
+    # that leaves datetime's range in UTC was an OverflowError traceback, and ISO 8601
+    # spellings RFC 3339 does not have were stored.
+    ("started_at", "0001-01-01T00:00:00+01:00", "started_at is not an RFC 3339 time"),
+    ("finished_at", "9999-12-31T23:59:59-01:00", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "20261129T100001Z", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "2026-W48-7T10:00:01Z", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "2026-11-29T10:00:01+05", "finished_at is not an RFC 3339 time"),
 ]  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -153,16 +154,26 @@ class AgentSummary:
 # Reading a record before it is stored
 
 
+# RFC 3339 §5.6 date-time (``T`` or a space, any fraction), and the same without a
+# zone so that its absence is named. ``datetime.fromisoformat`` alone takes ISO 8601
+# spellings RFC 3339 does not (``20261129T100000Z``, ``2026-W48-7``, ``+05``).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?P<zone>[Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,
+)
+
+
 def _utc(text: Any, member: str) -> datetime:
-    if not isinstance(text, str) or len(text) > 64:
+    shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
+    if shape is None:
         raise NotARecord(f"{member} is not an RFC 3339 time")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise NotARecord(f"{member} is not an RFC 3339 time") from None
-    if moment.tzinfo is None:
+    if shape["zone"] is None:
         raise NotARecord(f"{member} has no time zone")
-    return moment.astimezone(UTC)
+    try:
+        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
+        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise NotARecord(f"{member} is not an RFC 3339 time") from None
 
 
 def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str | None:
