@@ -412,6 +412,20 @@ async def test_the_page_reads_the_same_from_postgresql(
                 assert theirs.content == ours.content, path
 
 
+async def test_an_agent_the_store_cannot_hold_is_a_404_on_postgresql(
+    postgres_server: Server,
+) -> None:
+    # Review finding 2 (decisions "Ledger web" 12; a hostile peer): a card URL with NUL
+    # (%00 in the path) made PostgreSQL refuse the query: a 500, not agent_not_found.
+    with Ledger.open(postgres_server.database()) as pg:
+        transport = httpx.ASGITransport(app=app(pg))
+        async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+            for path in ("/agents/a%00b", "/api/agents/a%00b", "/api/agents/" + "a" * 3000):
+                answer = await c.get(path)
+                assert answer.status_code == 404, path
+        assert pg.history("a\x00b") == [] and pg.latest("a\x00b") is None
+
+
 async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
     client: httpx.AsyncClient,
 ) -> None:

@@ -618,7 +618,12 @@ class Ledger:
 
     def history(self, card_url: str) -> list[StoredRecord]:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
-        empty for an agent the ledger does not know."""
+        empty for an agent the ledger does not know.
+
+        A card URL the store refuses to hold (over :data:`MAX_URL`, or with NUL, which
+        PostgreSQL's text cannot take) is not looked up: it is unknown, not an error."""
+        if len(card_url) > MAX_URL or "\x00" in card_url:
+            return []
         query = (
             sa.select(records)
             .where(records.c.card_url == card_url)
