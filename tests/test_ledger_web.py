@@ -438,6 +438,44 @@ async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
                                     "message": "No results for that agent"}}  # fmt: skip
 
 
+class _Down:
+    """A ledger whose store went away after the page started (a database restart)."""
+
+    def _fail(self, *_: Any) -> Any:
+        from a2a_interview.ledger import StoreUnavailable
+
+        raise StoreUnavailable("the store cannot be opened or reached")
+
+    agents = history = get = _fail
+
+
+async def test_a_store_that_cannot_be_read_is_a_fixed_503(client: httpx.AsyncClient) -> None:
+    # Review finding 4 (decisions "Ledger web" 12: every error a fixed answer with a
+    # stable code, JSON under /api/): a store that failed mid-request escaped as an
+    # exception: Starlette's plain-text 500 and a traceback in the log.
+    document = (await client.get("/api/openapi.json")).json()
+    transport = httpx.ASGITransport(app=app(_Down()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+        for path in ("/", "/agents/x", "/api/agents", "/api/agents/x", "/api/records/1"):
+            answer = await c.get(path)
+            assert answer.status_code == 503, path
+            assert answer.headers["content-security-policy"] == CSP
+            if path.startswith("/api/"):
+                assert answer.json() == {"error": {
+                    "code": "store_unavailable",
+                    "message": "The ledger's store cannot be read now"}}  # fmt: skip
+                _validator(document, "Error").validate(answer.json())
+                route = (
+                    "/api/records/{record_id}"
+                    if "records" in path
+                    else ("/api/agents/{card_url}" if path.count("/") == 3 else "/api/agents")
+                )
+                assert "503" in document["paths"][route]["get"]["responses"]
+            else:
+                assert "cannot be read now" in answer.text
+                assert "reached" not in answer.text
+
+
 # --- the JSON API --------------------------------------------------------------------
 
 
