@@ -272,6 +272,32 @@ async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
     assert api["latest_evidence"]["finished_at"] == "2026-01-28 00:00:01 UTC"  # the last of 55
 
 
+async def test_the_latest_evidence_links_to_the_page_holding_it(
+    records: Records, tmp_path: Path
+) -> None:
+    # Review finding 5 (decisions "Ledger web" 2, interview §8: a later self-run cannot
+    # hide a third party's record): "Latest evidence" linked to #record-ID on the page
+    # shown, where the record is not once 50 later self-runs push it to page 2.
+    evidence = json.loads(records.bodies[2])
+    mine = json.loads(records.bodies[1])
+    mine["agent"] = evidence["agent"]
+    with Ledger.open(f"sqlite:///{tmp_path / 'late.db'}") as late:
+        kept = late.add(records.bodies[2])
+        for day in range(55):
+            mine["finished_at"] = f"2027-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z"
+            late.add(json.dumps(mine).encode())
+        url = ref(evidence["agent"]["card_url"])
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(late)), base_url="http://t"
+        ) as c:
+            first = (await c.get(f"/agents/{url}")).text
+            [link] = re.findall(r"<dt>Latest evidence</dt><dd><a href=\"([^\"]*)\"", first)
+            page, anchor = unescape(link).removeprefix("?page=").split("#")
+            shown = (await c.get(f"/agents/{url}?page={page}")).text
+    assert anchor == f"record-{kept.id}"
+    assert f'<tr id="{anchor}">' in shown and f'<tr id="{anchor}">' not in first
+
+
 async def test_the_timeline_has_one_mark_per_result(
     client: httpx.AsyncClient, records: Records
 ) -> None:

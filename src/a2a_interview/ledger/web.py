@@ -256,8 +256,6 @@ class _AgentView:
         latest = records[-1].document
         self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
-        self._page_of = {self._row(i).id: (len(records) - 1 - i) // per_page + 1
-                         for i in range(start, len(records))}  # fmt: skip
 
     def _row(self, index: int) -> display.Row:
         if index not in self._rows:
@@ -275,8 +273,11 @@ class _AgentView:
         return None
 
     def href(self, row: display.Row) -> str:
-        """Where a timeline mark links: its line, on the page of the list holding it."""
-        return f"?page={self._page_of.get(row.id, 1)}#record-{row.id}"
+        """Where a timeline mark or the latest evidence links: its line, on the page of
+        the list (newest first) holding it."""
+        index = next((i for i, made in self._rows.items() if made.id == row.id), None)
+        page = 1 if index is None else (len(self._records) - 1 - index) // self.per_page + 1
+        return f"?page={page}#record-{row.id}"
 
 
 class _Pages:
@@ -330,6 +331,7 @@ class _Pages:
             latest=view.latest,
             # Beside a latest claim, the newest evidence the ledger holds (interview §8).
             older_evidence=view.evidence,
+            evidence_href=view.href(view.evidence) if view.evidence else None,
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
