@@ -227,6 +227,25 @@ def test_agents_latest_history_and_due(store_url: str) -> None:
         assert ledger.get(-1) is None
 
 
+def test_the_longest_urls_are_held_and_found_on_both_stores(store_url: str) -> None:
+    # Review finding 6: a card URL of 2048 bytes of random CJK is held by PostgreSQL's
+    # index, and an agent URL at the bound, filed under it plus the card path, is found.
+    import random
+
+    rnd = random.Random(7)
+    cjk = "".join(chr(rnd.randrange(0x4E00, 0x9FFF)) for _ in range(671))  # 2013 bytes
+    near = record("https://a.example")
+    near["agent"]["card_url"] = "https://x.example/" + cjk
+    far = record("https://b.example", outcome=Outcome.unreachable)
+    far["agent"]["url"] = "https://b.example/" + "b" * (2048 - 18)
+    far["agent"]["card_url"] = None
+    with Ledger.open(store_url) as ledger:
+        for document in (near, far):
+            stored = ledger.add(compact(document))
+            assert [r.id for r in ledger.history(stored.card_url)] == [stored.id]
+        assert len(stored.card_url) == 2048 + len("/.well-known/agent-card.json")
+
+
 def test_an_unreachable_run_without_a_card_files_under_the_card_url(store_url: str) -> None:
     document = record("https://u.example/agents/one", outcome=Outcome.unreachable)
     document["agent"]["card_url"] = None
@@ -353,7 +372,12 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("agent.url", "", "agent.url is not a non-empty string"),
     ("agent.url", "https://x.example/\u0000<b>", "agent.url holds a NUL character"),
     ("agent.card_url", "https://x.example/" + "a" * 3000,
-     "agent.card_url is longer than 2048 characters"),
+     "agent.card_url is longer than 2048 bytes in UTF-8"),
+    # Review finding 6: the bound was in characters; 2000 CJK characters (6 KB) passed
+    # it and PostgreSQL's index refused the row: "the store cannot be reached".
+    ("agent.card_url", "https://x.example/" + "\u4e00" * 700,
+     "agent.card_url is longer than 2048 bytes in UTF-8"),
+    ("ran_by.name", "\U0001f600" * 300, "ran_by.name is longer than 1024 bytes in UTF-8"),
     ("ran_by", "me", "ran_by is not an object"),
     ("ran_by.party", "<i>god</i>", "ran_by.party is not one of self, platform, third_party"),
     ("ran_by.name", None, "ran_by.name is not a non-empty string"),

@@ -45,7 +45,7 @@ from ..errors import IngressError
 from ..ijson import JSONObject, loads
 from ..jcs import digest
 from ..record import PARTIES, Standing, standing_of, verify_record_signature
-from ..spec import RESULT_FORMAT
+from ..spec import CARD_PATH, RESULT_FORMAT
 from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
 
 __all__ = [
@@ -58,7 +58,10 @@ __all__ = [
 ]
 
 DEFAULT_STORE: Final = "a2a-interview-ledger.db"
-MAX_URL: Final = 2048  # an indexed column: PostgreSQL's b-tree refuses huge keys
+# Bounds in UTF-8 bytes, not characters: the card URL is an indexed column and
+# PostgreSQL's b-tree refuses an entry over about 2700 bytes (2048 characters of CJK
+# are 6 KiB), which failed the whole transaction as if the store were down.
+MAX_URL: Final = 2048
 MAX_NAME: Final = 1024
 _MIGRATIONS: Final = "a2a_interview.ledger:migrations"
 VERSION_TABLE: Final = "a2a_interview_ledger_version"
@@ -176,13 +179,21 @@ def _utc(text: Any, member: str) -> datetime:
         raise NotARecord(f"{member} is not an RFC 3339 time") from None
 
 
+def _too_long(value: str, limit: int) -> bool:
+    """Whether ``value`` is over ``limit`` bytes in UTF-8 (without encoding it when its
+    length alone decides)."""
+    if len(value) > limit:
+        return True
+    return len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit
+
+
 def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value:
         raise NotARecord(f"{member} is not a non-empty string")
-    if len(value) > limit:
-        raise NotARecord(f"{member} is longer than {limit} characters")
+    if _too_long(value, limit):
+        raise NotARecord(f"{member} is longer than {limit} bytes in UTF-8")
     if "\x00" in value:
         raise NotARecord(f"{member} holds a NUL character")
     return value
@@ -620,9 +631,10 @@ class Ledger:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
         empty for an agent the ledger does not know.
 
-        A card URL the store refuses to hold (over :data:`MAX_URL`, or with NUL, which
-        PostgreSQL's text cannot take) is not looked up: it is unknown, not an error."""
-        if len(card_url) > MAX_URL or "\x00" in card_url:
+        A card URL the store cannot hold (longer than an agent URL of :data:`MAX_URL`
+        with the card path added, or with NUL, which PostgreSQL's text cannot take) is
+        not looked up: it is unknown, not an error."""
+        if _too_long(card_url, MAX_URL + len(CARD_PATH)) or "\x00" in card_url:
             return []
         query = (
             sa.select(records)
