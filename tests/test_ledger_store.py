@@ -228,12 +228,13 @@ def test_agents_latest_history_and_due(store_url: str) -> None:
 
 
 def test_the_longest_urls_are_held_and_found_on_both_stores(store_url: str) -> None:
-    # Review finding 6: a card URL of 2048 bytes of random CJK is held by PostgreSQL's
-    # index, and an agent URL at the bound, filed under it plus the card path, is found.
+    # Review finding 6: a card URL at the bound (2076 bytes of random CJK) is held by
+    # PostgreSQL's index, and an agent URL at the bound, filed under it plus the card
+    # path, is found.
     import random
 
     rnd = random.Random(7)
-    cjk = "".join(chr(rnd.randrange(0x4E00, 0x9FFF)) for _ in range(671))  # 2013 bytes
+    cjk = "".join(chr(rnd.randrange(0x4E00, 0x9FFF)) for _ in range(686))  # 2058 bytes
     near = record("https://a.example")
     near["agent"]["card_url"] = "https://x.example/" + cjk
     far = record("https://b.example", outcome=Outcome.unreachable)
@@ -244,6 +245,12 @@ def test_the_longest_urls_are_held_and_found_on_both_stores(store_url: str) -> N
             stored = ledger.add(compact(document))
             assert [r.id for r in ledger.history(stored.card_url)] == [stored.id]
         assert len(stored.card_url) == 2048 + len("/.well-known/agent-card.json")
+        # Review finding 7: re-verifying that agent (a worker's job) records the card URL
+        # it fetched, the card path added to an agent URL at the bound: it is stored.
+        again = record("https://b.example", finished="2026-11-30T10:00:00.000Z")
+        again["agent"]["url"], again["agent"]["card_url"] = far["agent"]["url"], stored.card_url
+        assert ledger.add(compact(again)).card_url == stored.card_url
+        assert len(ledger.history(stored.card_url)) == 2
 
 
 def test_an_unreachable_run_without_a_card_files_under_the_card_url(store_url: str) -> None:
@@ -372,11 +379,11 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("agent.url", "", "agent.url is not a non-empty string"),
     ("agent.url", "https://x.example/\u0000<b>", "agent.url holds a NUL character"),
     ("agent.card_url", "https://x.example/" + "a" * 3000,
-     "agent.card_url is longer than 2048 bytes in UTF-8"),
+     "agent.card_url is longer than 2076 bytes in UTF-8"),
     # Review finding 6: the bound was in characters; 2000 CJK characters (6 KB) passed
     # it and PostgreSQL's index refused the row: "the store cannot be reached".
     ("agent.card_url", "https://x.example/" + "\u4e00" * 700,
-     "agent.card_url is longer than 2048 bytes in UTF-8"),
+     "agent.card_url is longer than 2076 bytes in UTF-8"),
     ("ran_by.name", "\U0001f600" * 300, "ran_by.name is longer than 1024 bytes in UTF-8"),
     ("ran_by", "me", "ran_by is not an object"),
     ("ran_by.party", "<i>god</i>", "ran_by.party is not one of self, platform, third_party"),

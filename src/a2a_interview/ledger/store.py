@@ -62,6 +62,7 @@ DEFAULT_STORE: Final = "a2a-interview-ledger.db"
 # PostgreSQL's b-tree refuses an entry over about 2700 bytes (2048 characters of CJK
 # are 6 KiB), which failed the whole transaction as if the store were down.
 MAX_URL: Final = 2048
+_MAX_CARD_URL: Final = MAX_URL + len(CARD_PATH)
 MAX_NAME: Final = 1024
 _MIGRATIONS: Final = "a2a_interview.ledger:migrations"
 VERSION_TABLE: Final = "a2a_interview_ledger_version"
@@ -230,7 +231,9 @@ def _columns(body: bytes) -> dict[str, Any]:
     if not isinstance(agent, dict):
         raise NotARecord("agent is not an object")
     agent_url = _text(agent.get("url"), "agent.url", MAX_URL)
-    card_url = _text(agent.get("card_url"), "agent.card_url", MAX_URL, optional=True)
+    # The card URL the verifier fetched for an agent URL at the bound has the card path
+    # added: a worker re-verifying that agent must be able to store its record.
+    card_url = _text(agent.get("card_url"), "agent.card_url", _MAX_CARD_URL, optional=True)
     assert agent_url is not None
     ran_by = document.get("ran_by")
     if not isinstance(ran_by, dict):
@@ -631,10 +634,10 @@ class Ledger:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
         empty for an agent the ledger does not know.
 
-        A card URL the store cannot hold (longer than an agent URL of :data:`MAX_URL`
-        with the card path added, or with NUL, which PostgreSQL's text cannot take) is
+        A card URL the store cannot hold (over :data:`MAX_URL` with the card path
+        added, or with NUL, which PostgreSQL's text cannot take) is
         not looked up: it is unknown, not an error."""
-        if _too_long(card_url, MAX_URL + len(CARD_PATH)) or "\x00" in card_url:
+        if _too_long(card_url, _MAX_CARD_URL) or "\x00" in card_url:
             return []
         query = (
             sa.select(records)
