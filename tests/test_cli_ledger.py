@@ -132,6 +132,19 @@ def test_json_lines_that_begin_with_a_blank_line_are_json_lines(
     assert len(report["kept"]) == 2 + 1200
 
 
+def test_show_of_an_agent_no_store_can_hold_is_no_such_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review finding 8 (exit 1 for no such agent, never a traceback): undecodable bytes
+    # on the command line are lone surrogates in argv, which the driver refused with a
+    # UnicodeEncodeError traceback.
+    store = str(tmp_path / "l.db")
+    for agent in ("http://a\udcff.example", "http://a.example/\x00", "http://a/" + "x" * 5000):
+        code, out, err = run(capsys, "ledger", "show", agent, "--store", store)
+        assert (code, out) == (1, ""), err
+        assert err.startswith("a2a-interview: the ledger holds no record of ")
+
+
 def test_import_of_a_missing_file_stores_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -251,6 +251,9 @@ def test_the_longest_urls_are_held_and_found_on_both_stores(store_url: str) -> N
         again["agent"]["url"], again["agent"]["card_url"] = far["agent"]["url"], stored.card_url
         assert ledger.add(compact(again)).card_url == stored.card_url
         assert len(ledger.history(stored.card_url)) == 2
+        # Review finding 8: a key no store can hold is unknown, not a driver's exception.
+        for unknown in ("http://a\udcff", "http://a\x00", stored.card_url + "x"):
+            assert ledger.history(unknown) == [] and ledger.latest(unknown) is None
 
 
 def test_an_unreachable_run_without_a_card_files_under_the_card_url(store_url: str) -> None:

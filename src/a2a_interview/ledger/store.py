@@ -188,6 +188,18 @@ def _too_long(value: str, limit: int) -> bool:
     return len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit
 
 
+def _holdable(card_url: str) -> bool:
+    """Whether the store could hold ``card_url`` as an agent's key: within the bound,
+    without NUL, and UTF-8 (a command line's undecodable bytes are lone surrogates,
+    which the drivers refuse with an exception)."""
+    if len(card_url) > _MAX_CARD_URL or "\x00" in card_url:
+        return False
+    try:
+        return len(card_url.encode("utf-8")) <= _MAX_CARD_URL
+    except UnicodeEncodeError:
+        return False
+
+
 def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
@@ -635,9 +647,10 @@ class Ledger:
         empty for an agent the ledger does not know.
 
         A card URL the store cannot hold (over :data:`MAX_URL` with the card path
-        added, or with NUL, which PostgreSQL's text cannot take) is
+        added, with NUL, which PostgreSQL's text cannot take, or with a lone surrogate,
+        which UTF-8 cannot, as a command line's undecodable bytes) is
         not looked up: it is unknown, not an error."""
-        if _too_long(card_url, _MAX_CARD_URL) or "\x00" in card_url:
+        if not _holdable(card_url):
             return []
         query = (
             sa.select(records)
