@@ -425,7 +425,9 @@ def test_malformed_records_are_refused_naming_the_member(
 @pytest.mark.parametrize(
     "url",
     ["mysql://u:hunter2@db.example/x", "postgresql+asyncpg://u:hunter2@h/x", "sqlite://",
-     "sqlite:///:memory:", "", "http://u:hunter2@x/"],
+     "sqlite:///:memory:", "", "http://u:hunter2@x/",
+     # Review finding 9: undecodable argv bytes were a UnicodeEncodeError traceback.
+     "postgresql://u:hunter2@127.0.0.1:1/\udcff"],
 )  # fmt: skip
 def test_unusable_store_urls_are_refused_without_echoing_them(url: str) -> None:
     with pytest.raises(StoreUnavailable) as refused:

@@ -308,6 +308,10 @@ def parse_store_url(url: str | os.PathLike[str]) -> tuple[sa.URL, Dialect]:
             raise StoreUnavailable("a SQLite store needs a file: sqlite:///PATH")
         return parsed.set(drivername="sqlite+pysqlite"), "sqlite"
     if backend in ("postgresql", "postgres") and driver in ("", "psycopg"):
+        try:  # a command line's undecodable bytes: libpq's conninfo is text
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StoreUnavailable("the store URL is malformed") from None
         return parsed.set(drivername="postgresql+psycopg"), "postgresql"
     raise StoreUnavailable(
         "the store URL must be sqlite:///PATH, a file path, or postgresql://HOST/DB"
