@@ -110,6 +110,41 @@ def test_hostile_import_files_give_clear_errors(
     assert "Traceback" not in err
 
 
+def test_json_lines_that_begin_with_a_blank_line_are_json_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review finding 3 (decisions "Ledger store" 2: one document, else JSON Lines): the
+    # first line was taken as is, so a blank first line made the file "one document":
+    # every record refused as malformed, or, over 1 MiB, the whole file as too_large.
+    good = [signed(record("https://a.example")), signed(record("https://b.example"))]
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"\n" + b"\n".join(good) + b"\n")
+    big = tmp_path / "big.jsonl"
+    filler = [signed(record(f"https://{i}.example", name="x" * 1000)) for i in range(1200)]
+    big.write_bytes(b"\r\n  \r\n" + b"\r\n".join(filler) + b"\r\n")
+    assert big.stat().st_size > (1 << 20)
+    store = str(tmp_path / "l.db")
+    code, out, _ = run(capsys, "ledger", "import", str(small), str(big), "--store", store,
+                       "--json")  # fmt: skip
+    report = json.loads(out)
+    assert (code, report["refused"]) == (0, [])
+    assert [k["line"] for k in report["kept"]][:3] == [2, 3, 3]
+    assert len(report["kept"]) == 2 + 1200
+
+
+def test_show_of_an_agent_no_store_can_hold_is_no_such_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review finding 8 (exit 1 for no such agent, never a traceback): undecodable bytes
+    # on the command line are lone surrogates in argv, which the driver refused with a
+    # UnicodeEncodeError traceback.
+    store = str(tmp_path / "l.db")
+    for agent in ("http://a\udcff.example", "http://a.example/\x00", "http://a/" + "x" * 5000):
+        code, out, err = run(capsys, "ledger", "show", agent, "--store", store)
+        assert (code, out) == (1, ""), err
+        assert err.startswith("a2a-interview: the ledger holds no record of ")
+
+
 def test_import_of_a_missing_file_stores_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -227,6 +227,35 @@ def test_agents_latest_history_and_due(store_url: str) -> None:
         assert ledger.get(-1) is None
 
 
+def test_the_longest_urls_are_held_and_found_on_both_stores(store_url: str) -> None:
+    # Review finding 6: a card URL at the bound (2076 bytes of random CJK) is held by
+    # PostgreSQL's index, and an agent URL at the bound, filed under it plus the card
+    # path, is found.
+    import random
+
+    rnd = random.Random(7)
+    cjk = "".join(chr(rnd.randrange(0x4E00, 0x9FFF)) for _ in range(686))  # 2058 bytes
+    near = record("https://a.example")
+    near["agent"]["card_url"] = "https://x.example/" + cjk
+    far = record("https://b.example", outcome=Outcome.unreachable)
+    far["agent"]["url"] = "https://b.example/" + "b" * (2048 - 18)
+    far["agent"]["card_url"] = None
+    with Ledger.open(store_url) as ledger:
+        for document in (near, far):
+            stored = ledger.add(compact(document))
+            assert [r.id for r in ledger.history(stored.card_url)] == [stored.id]
+        assert len(stored.card_url) == 2048 + len("/.well-known/agent-card.json")
+        # Review finding 7: re-verifying that agent (a worker's job) records the card URL
+        # it fetched, the card path added to an agent URL at the bound: it is stored.
+        again = record("https://b.example", finished="2026-11-30T10:00:00.000Z")
+        again["agent"]["url"], again["agent"]["card_url"] = far["agent"]["url"], stored.card_url
+        assert ledger.add(compact(again)).card_url == stored.card_url
+        assert len(ledger.history(stored.card_url)) == 2
+        # Review finding 8: a key no store can hold is unknown, not a driver's exception.
+        for unknown in ("http://a\udcff", "http://a\x00", stored.card_url + "x"):
+            assert ledger.history(unknown) == [] and ledger.latest(unknown) is None
+
+
 def test_an_unreachable_run_without_a_card_files_under_the_card_url(store_url: str) -> None:
     document = record("https://u.example/agents/one", outcome=Outcome.unreachable)
     document["agent"]["card_url"] = None
@@ -353,7 +382,12 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("agent.url", "", "agent.url is not a non-empty string"),
     ("agent.url", "https://x.example/\u0000<b>", "agent.url holds a NUL character"),
     ("agent.card_url", "https://x.example/" + "a" * 3000,
-     "agent.card_url is longer than 2048 characters"),
+     "agent.card_url is longer than 2076 bytes in UTF-8"),
+    # Review finding 6: the bound was in characters; 2000 CJK characters (6 KB) passed
+    # it and PostgreSQL's index refused the row: "the store cannot be reached".
+    ("agent.card_url", "https://x.example/" + "\u4e00" * 700,
+     "agent.card_url is longer than 2076 bytes in UTF-8"),
+    ("ran_by.name", "\U0001f600" * 300, "ran_by.name is longer than 1024 bytes in UTF-8"),
     ("ran_by", "me", "ran_by is not an object"),
     ("ran_by.party", "<i>god</i>", "ran_by.party is not one of self, platform, third_party"),
     ("ran_by.name", None, "ran_by.name is not a non-empty string"),
@@ -363,6 +397,14 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("started_at", "yesterday <script>", "started_at is not an RFC 3339 time"),
     ("finished_at", "2026-11-29T10:00:00", "finished_at has no time zone"),
     ("finished_at", 1732874400, "finished_at is not an RFC 3339 time"),
+    # Review finding 1 (decisions "Ledger store" 4: RFC 3339 times with a zone): a time
+    # that leaves datetime's range in UTC was an OverflowError traceback, and ISO 8601
+    # spellings RFC 3339 does not have were stored.
+    ("started_at", "0001-01-01T00:00:00+01:00", "started_at is not an RFC 3339 time"),
+    ("finished_at", "9999-12-31T23:59:59-01:00", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "20261129T100001Z", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "2026-W48-7T10:00:01Z", "finished_at is not an RFC 3339 time"),
+    ("finished_at", "2026-11-29T10:00:01+05", "finished_at is not an RFC 3339 time"),
 ]  # fmt: skip
 
 
@@ -383,7 +425,9 @@ def test_malformed_records_are_refused_naming_the_member(
 @pytest.mark.parametrize(
     "url",
     ["mysql://u:hunter2@db.example/x", "postgresql+asyncpg://u:hunter2@h/x", "sqlite://",
-     "sqlite:///:memory:", "", "http://u:hunter2@x/"],
+     "sqlite:///:memory:", "", "http://u:hunter2@x/",
+     # Review finding 9: undecodable argv bytes were a UnicodeEncodeError traceback.
+     "postgresql://u:hunter2@127.0.0.1:1/\udcff"],
 )  # fmt: skip
 def test_unusable_store_urls_are_refused_without_echoing_them(url: str) -> None:
     with pytest.raises(StoreUnavailable) as refused:

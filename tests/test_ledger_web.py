@@ -272,6 +272,32 @@ async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
     assert api["latest_evidence"]["finished_at"] == "2026-01-28 00:00:01 UTC"  # the last of 55
 
 
+async def test_the_latest_evidence_links_to_the_page_holding_it(
+    records: Records, tmp_path: Path
+) -> None:
+    # Review finding 5 (decisions "Ledger web" 2, interview §8: a later self-run cannot
+    # hide a third party's record): "Latest evidence" linked to #record-ID on the page
+    # shown, where the record is not once 50 later self-runs push it to page 2.
+    evidence = json.loads(records.bodies[2])
+    mine = json.loads(records.bodies[1])
+    mine["agent"] = evidence["agent"]
+    with Ledger.open(f"sqlite:///{tmp_path / 'late.db'}") as late:
+        kept = late.add(records.bodies[2])
+        for day in range(55):
+            mine["finished_at"] = f"2027-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z"
+            late.add(json.dumps(mine).encode())
+        url = ref(evidence["agent"]["card_url"])
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app(late)), base_url="http://t"
+        ) as c:
+            first = (await c.get(f"/agents/{url}")).text
+            [link] = re.findall(r"<dt>Latest evidence</dt><dd><a href=\"([^\"]*)\"", first)
+            page, anchor = unescape(link).removeprefix("?page=").split("#")
+            shown = (await c.get(f"/agents/{url}?page={page}")).text
+    assert anchor == f"record-{kept.id}"
+    assert f'<tr id="{anchor}">' in shown and f'<tr id="{anchor}">' not in first
+
+
 async def test_the_timeline_has_one_mark_per_result(
     client: httpx.AsyncClient, records: Records
 ) -> None:
@@ -412,6 +438,20 @@ async def test_the_page_reads_the_same_from_postgresql(
                 assert theirs.content == ours.content, path
 
 
+async def test_an_agent_the_store_cannot_hold_is_a_404_on_postgresql(
+    postgres_server: Server,
+) -> None:
+    # Review finding 2 (decisions "Ledger web" 12; a hostile peer): a card URL with NUL
+    # (%00 in the path) made PostgreSQL refuse the query: a 500, not agent_not_found.
+    with Ledger.open(postgres_server.database()) as pg:
+        transport = httpx.ASGITransport(app=app(pg))
+        async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+            for path in ("/agents/a%00b", "/api/agents/a%00b", "/api/agents/" + "a" * 3000):
+                answer = await c.get(path)
+                assert answer.status_code == 404, path
+        assert pg.history("a\x00b") == [] and pg.latest("a\x00b") is None
+
+
 async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
     client: httpx.AsyncClient,
 ) -> None:
@@ -422,6 +462,44 @@ async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
     assert "boo" not in html.text and "boo" not in api.text
     assert api.json() == {"error": {"code": "agent_not_found",
                                     "message": "No results for that agent"}}  # fmt: skip
+
+
+class _Down:
+    """A ledger whose store went away after the page started (a database restart)."""
+
+    def _fail(self, *_: Any) -> Any:
+        from a2a_interview.ledger import StoreUnavailable
+
+        raise StoreUnavailable("the store cannot be opened or reached")
+
+    agents = history = get = _fail
+
+
+async def test_a_store_that_cannot_be_read_is_a_fixed_503(client: httpx.AsyncClient) -> None:
+    # Review finding 4 (decisions "Ledger web" 12: every error a fixed answer with a
+    # stable code, JSON under /api/): a store that failed mid-request escaped as an
+    # exception: Starlette's plain-text 500 and a traceback in the log.
+    document = (await client.get("/api/openapi.json")).json()
+    transport = httpx.ASGITransport(app=app(_Down()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+        for path in ("/", "/agents/x", "/api/agents", "/api/agents/x", "/api/records/1"):
+            answer = await c.get(path)
+            assert answer.status_code == 503, path
+            assert answer.headers["content-security-policy"] == CSP
+            if path.startswith("/api/"):
+                assert answer.json() == {"error": {
+                    "code": "store_unavailable",
+                    "message": "The ledger's store cannot be read now"}}  # fmt: skip
+                _validator(document, "Error").validate(answer.json())
+                route = (
+                    "/api/records/{record_id}"
+                    if "records" in path
+                    else ("/api/agents/{card_url}" if path.count("/") == 3 else "/api/agents")
+                )
+                assert "503" in document["paths"][route]["get"]["responses"]
+            else:
+                assert "cannot be read now" in answer.text
+                assert "reached" not in answer.text
 
 
 # --- the JSON API --------------------------------------------------------------------

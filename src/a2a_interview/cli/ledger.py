@@ -164,7 +164,8 @@ def _records_of(path: str) -> Iterator[tuple[int, bytes | None]]:
             raise UsageError(f"cannot read {path!r}: {exc.strerror}") from None
     try:
         head = handle.read(MAX_DOCUMENT_BYTES + 1)
-        first_line = head.split(b"\n", 1)[0].strip()
+        # The first line that is not blank: JSON Lines may begin with blank lines.
+        first_line = head.lstrip().split(b"\n", 1)[0].strip()
         whole = len(head) <= MAX_DOCUMENT_BYTES and (
             b"\n" not in head.strip() or not first_line.endswith(b"}")
         )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from ..errors import IngressError
 from ..ijson import JSONObject, loads
 from ..jcs import digest
 from ..record import PARTIES, Standing, standing_of, verify_record_signature
-from ..spec import RESULT_FORMAT
+from ..spec import CARD_PATH, RESULT_FORMAT
 from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
 
 __all__ = [
@@ -57,7 +58,11 @@ __all__ = [
 ]
 
 DEFAULT_STORE: Final = "a2a-interview-ledger.db"
-MAX_URL: Final = 2048  # an indexed column: PostgreSQL's b-tree refuses huge keys
+# Bounds in UTF-8 bytes, not characters: the card URL is an indexed column and
+# PostgreSQL's b-tree refuses an entry over about 2700 bytes (2048 characters of CJK
+# are 6 KiB), which failed the whole transaction as if the store were down.
+MAX_URL: Final = 2048
+_MAX_CARD_URL: Final = MAX_URL + len(CARD_PATH)
 MAX_NAME: Final = 1024
 _MIGRATIONS: Final = "a2a_interview.ledger:migrations"
 VERSION_TABLE: Final = "a2a_interview_ledger_version"
@@ -153,16 +158,46 @@ class AgentSummary:
 # Reading a record before it is stored
 
 
+# RFC 3339 §5.6 date-time (``T`` or a space, any fraction), and the same without a
+# zone so that its absence is named. ``datetime.fromisoformat`` alone takes ISO 8601
+# spellings RFC 3339 does not (``20261129T100000Z``, ``2026-W48-7``, ``+05``).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?P<zone>[Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,
+)
+
+
 def _utc(text: Any, member: str) -> datetime:
-    if not isinstance(text, str) or len(text) > 64:
+    shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
+    if shape is None:
         raise NotARecord(f"{member} is not an RFC 3339 time")
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise NotARecord(f"{member} is not an RFC 3339 time") from None
-    if moment.tzinfo is None:
+    if shape["zone"] is None:
         raise NotARecord(f"{member} has no time zone")
-    return moment.astimezone(UTC)
+    try:
+        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
+        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise NotARecord(f"{member} is not an RFC 3339 time") from None
+
+
+def _too_long(value: str, limit: int) -> bool:
+    """Whether ``value`` is over ``limit`` bytes in UTF-8 (without encoding it when its
+    length alone decides)."""
+    if len(value) > limit:
+        return True
+    return len(value) * 4 > limit and len(value.encode("utf-8", "surrogatepass")) > limit
+
+
+def _holdable(card_url: str) -> bool:
+    """Whether the store could hold ``card_url`` as an agent's key: within the bound,
+    without NUL, and UTF-8 (a command line's undecodable bytes are lone surrogates,
+    which the drivers refuse with an exception)."""
+    if len(card_url) > _MAX_CARD_URL or "\x00" in card_url:
+        return False
+    try:
+        return len(card_url.encode("utf-8")) <= _MAX_CARD_URL
+    except UnicodeEncodeError:
+        return False
 
 
 def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str | None:
@@ -170,8 +205,8 @@ def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str
         return None
     if not isinstance(value, str) or not value:
         raise NotARecord(f"{member} is not a non-empty string")
-    if len(value) > limit:
-        raise NotARecord(f"{member} is longer than {limit} characters")
+    if _too_long(value, limit):
+        raise NotARecord(f"{member} is longer than {limit} bytes in UTF-8")
     if "\x00" in value:
         raise NotARecord(f"{member} holds a NUL character")
     return value
@@ -208,7 +243,9 @@ def _columns(body: bytes) -> dict[str, Any]:
     if not isinstance(agent, dict):
         raise NotARecord("agent is not an object")
     agent_url = _text(agent.get("url"), "agent.url", MAX_URL)
-    card_url = _text(agent.get("card_url"), "agent.card_url", MAX_URL, optional=True)
+    # The card URL the verifier fetched for an agent URL at the bound has the card path
+    # added: a worker re-verifying that agent must be able to store its record.
+    card_url = _text(agent.get("card_url"), "agent.card_url", _MAX_CARD_URL, optional=True)
     assert agent_url is not None
     ran_by = document.get("ran_by")
     if not isinstance(ran_by, dict):
@@ -271,6 +308,10 @@ def parse_store_url(url: str | os.PathLike[str]) -> tuple[sa.URL, Dialect]:
             raise StoreUnavailable("a SQLite store needs a file: sqlite:///PATH")
         return parsed.set(drivername="sqlite+pysqlite"), "sqlite"
     if backend in ("postgresql", "postgres") and driver in ("", "psycopg"):
+        try:  # a command line's undecodable bytes: libpq's conninfo is text
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StoreUnavailable("the store URL is malformed") from None
         return parsed.set(drivername="postgresql+psycopg"), "postgresql"
     raise StoreUnavailable(
         "the store URL must be sqlite:///PATH, a file path, or postgresql://HOST/DB"
@@ -607,7 +648,14 @@ class Ledger:
 
     def history(self, card_url: str) -> list[StoredRecord]:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
-        empty for an agent the ledger does not know."""
+        empty for an agent the ledger does not know.
+
+        A card URL the store cannot hold (over :data:`MAX_URL` with the card path
+        added, with NUL, which PostgreSQL's text cannot take, or with a lone surrogate,
+        which UTF-8 cannot, as a command line's undecodable bytes) is
+        not looked up: it is unknown, not an error."""
+        if not _holdable(card_url):
+            return []
         query = (
             sa.select(records)
             .where(records.c.card_url == card_url)

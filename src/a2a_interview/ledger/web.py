@@ -109,6 +109,7 @@ _NOT_ALLOWED: Final = (405, "method_not_allowed", "Only GET and HEAD are served"
 _BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
 _BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
 _BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
+_UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
 def _environment() -> jinja2.Environment:
@@ -255,8 +256,6 @@ class _AgentView:
         latest = records[-1].document
         self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
-        self._page_of = {self._row(i).id: (len(records) - 1 - i) // per_page + 1
-                         for i in range(start, len(records))}  # fmt: skip
 
     def _row(self, index: int) -> display.Row:
         if index not in self._rows:
@@ -274,8 +273,11 @@ class _AgentView:
         return None
 
     def href(self, row: display.Row) -> str:
-        """Where a timeline mark links: its line, on the page of the list holding it."""
-        return f"?page={self._page_of.get(row.id, 1)}#record-{row.id}"
+        """Where a timeline mark or the latest evidence links: its line, on the page of
+        the list (newest first) holding it."""
+        index = next((i for i, made in self._rows.items() if made.id == row.id), None)
+        page = 1 if index is None else (len(self._records) - 1 - index) // self.per_page + 1
+        return f"?page={page}#record-{row.id}"
 
 
 class _Pages:
@@ -329,6 +331,7 @@ class _Pages:
             latest=view.latest,
             # Beside a latest claim, the newest evidence the ledger holds (interview §8).
             older_evidence=view.evidence,
+            evidence_href=view.href(view.evidence) if view.evidence else None,
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
@@ -392,12 +395,10 @@ class _Pages:
         return Response(record.body, media_type="application/json")
 
     def _get(self, record_id: int) -> Any:
-        from . import LedgerError
-
         try:
             record = self.ledger.get(record_id)
-        except (LedgerError, KeyError, LookupError):
-            raise _Problem(*_NOT_FOUND_RECORD) from None
+        except LookupError:  # a ledger that raises for a missing id (a LedgerError is
+            raise _Problem(*_NOT_FOUND_RECORD) from None  # the store: 503, see app)
         if record is None:
             raise _Problem(*_NOT_FOUND_RECORD)
         return record
@@ -444,11 +445,16 @@ def app(ledger: _Ledger) -> ASGIApp:
         Route("/api/openapi.json", pages.api_openapi),
     ]
 
+    from . import LedgerError
+
     def problem(request: Request, exc: Exception) -> Response:
         # A fixed error: JSON under /api/, a page elsewhere. Unknown paths and methods
-        # too (Starlette's 404/405), so every answer has the same shape.
+        # too (Starlette's 404/405), and a store that cannot be read (its own words may
+        # name the host), so every answer has the same shape.
         if isinstance(exc, _Problem):
             p = exc
+        elif isinstance(exc, LedgerError):
+            p = _Problem(*_UNAVAILABLE)
         else:
             p = _Problem(*(_NOT_ALLOWED if getattr(exc, "status_code", 0) == 405 else _NOT_FOUND))
         if request.url.path.startswith("/api/"):
@@ -462,6 +468,7 @@ def app(ledger: _Ledger) -> ASGIApp:
 
     handlers: dict[Any, Callable[[Request, Exception], Response]] = {
         _Problem: problem,
+        LedgerError: problem,
         404: problem,
         405: problem,
     }
