@@ -155,8 +155,8 @@ class WorkerSettings:
     verifier: Verifier
     concurrency: int = 4
     heartbeat: float = 10.0
-    stalled_after: float = 30.0
-    recover_every: float = 15.0
+    stalled_after: float = 60.0  # the command line's defaults (docs/decisions.md)
+    recover_every: float = 30.0
     once: bool = False
     name: str | None = None
     on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
