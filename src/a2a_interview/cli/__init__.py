@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import InterviewError
 
@@ -52,6 +52,24 @@ class UsageError(Exception):
 
 # The helpers every command reads and writes files with; below UsageError, which they raise.
 from .files import read_input, write_atomic  # noqa: E402
+
+
+def serve_until_stopped(host: str, port: int, start: Callable[[], None]) -> int:
+    """Run a server command's ``start()`` until Ctrl-C (uvicorn re-raises it after its
+    graceful shutdown: stopping is success). Returns ``EXIT_OK``, or
+    ``EXIT_UNREACHABLE`` with one line when the socket cannot be had. Raises
+    ``UsageError`` for a port outside 0-65535, before anything starts."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a TCP port (0-65535)")
+    try:
+        start()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        print(f"a2a-interview: error: cannot serve on {host}:{port}: {reason}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    return EXIT_OK
 
 
 def redis_storage(url: str | None, *, limited: bool) -> str:

@@ -8,11 +8,10 @@ address cannot be listened on.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError
+from . import serve_until_stopped
 
 EPILOG = """\
 examples:
@@ -25,8 +24,6 @@ result does not establish. JSON: /api/agents, described at /api/openapi.json."""
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
     from ..ledger.web import serve
     from .ledger import open_store
 
@@ -34,17 +31,11 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"ledger page at {origin}/  (JSON: {origin}/api/agents)", flush=True)
         print("  read-only; Ctrl-C stops it", flush=True)
 
-    try:
+    def start() -> None:
         with open_store(args.store) as ledger:
             serve(ledger, args.host, args.port, on_ready=ready)
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        print(f"a2a-interview: error: cannot serve on {args.host}:{args.port}: {reason}",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_UNREACHABLE
-    return EXIT_OK
+
+    return serve_until_stopped(args.host, args.port, start)
 
 
 def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> None:

@@ -14,7 +14,7 @@ import logging
 import sys
 from typing import Any
 
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, redis_storage
+from . import EXIT_UNREACHABLE, UsageError, redis_storage, serve_until_stopped
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -78,8 +78,6 @@ def _serve(args: argparse.Namespace) -> int:
     from ..server.listen import bounds_from_args
     from ..server.ratelimit import RateLimiter
 
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port} is not a TCP port (0-65535)")
     storage = redis_storage(args.redis, limited=args.rate_limit != "off")
     try:
         if args.rate_limit is None:
@@ -98,18 +96,11 @@ def _serve(args: argparse.Namespace) -> int:
         print("  TEST KEYS ONLY: nothing this agent signs is to be trusted. Ctrl-C stops it.",
               flush=True)  # fmt: skip
 
-    try:
-        serve(args.host, args.port, limiter=limiter, on_ready=ready,
-              bounds=bounds_from_args(args))  # fmt: skip
-    except KeyboardInterrupt:
-        # uvicorn shuts down gracefully on Ctrl-C, then re-raises it: stopping is success.
-        print("stopped", file=sys.stderr)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        print(f"a2a-interview: error: cannot serve on {args.host}:{args.port}: {reason}",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_UNREACHABLE
-    return EXIT_OK
+    return serve_until_stopped(
+        args.host, args.port,
+        lambda: serve(args.host, args.port, limiter=limiter, on_ready=ready,
+                      bounds=bounds_from_args(args)),
+    )  # fmt: skip
 
 
 def register(sub: Any) -> None:
