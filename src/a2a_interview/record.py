@@ -58,6 +58,7 @@ __all__ = [
     "StandingReason",
     "agent_key_ids",
     "card_key_ids",
+    "member_at",
     "nkey_jwk",
     "nkey_thumbprint",
     "proposal_keys",
@@ -354,7 +355,9 @@ def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tu
     return tuple(dict.fromkeys(found))
 
 
-def _get(value: Any, *path: str) -> Any:
+def member_at(value: Any, *path: str) -> Any:
+    """``value[path[0]][path[1]]...`` through objects only; ``None`` where a step is not
+    an object or lacks the member (reading a record that may be malformed)."""
     for name in path:
         if not isinstance(value, dict):
             return None
@@ -366,9 +369,9 @@ def _proposal_signers(record: Mapping[str, Any]) -> set[str]:
     signers: set[str] = set()
     runs = record.get("runs")
     for run in runs if isinstance(runs, list) else ():
-        proposals = _get(run, "proposals")
+        proposals = member_at(run, "proposals")
         for item in proposals if isinstance(proposals, list) else ():
-            signer = _get(item, "signer")
+            signer = member_at(item, "signer")
             if isinstance(signer, str):
                 signers.add(signer)
     return signers
@@ -402,7 +405,7 @@ def _standing(
     runner = nkey_thumbprint(key) if isinstance(key, str) else None
     if signature != "valid" or runner is None:
         return "claim", "signature_invalid"
-    keys = _get(record, "agent", "keys")
+    keys = member_at(record, "agent", "keys")
     if not isinstance(keys, list) or not all(_key_id(k) for k in keys):
         return "claim", "agent_keys_missing"
     # Besides agent.keys, every place the record itself names an agent key: the card
@@ -410,7 +413,7 @@ def _standing(
     # proposal signer. A partly edited record still shows the runner's hand.
     named = set(keys) | _proposal_signers(record) | set(extra_keys)
     for member in ("thumbprint", "kid"):
-        value = _get(record, "agent", "card_signature", member)
+        value = member_at(record, "agent", "card_signature", member)
         if isinstance(value, str):
             named.add(value)
     if key in named or runner in named:
@@ -433,7 +436,7 @@ def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ())
     verifies one of ``card``'s signatures under any reading (then it *is* an agent key,
     whatever the record says). Never raises on a hostile card or record."""
     ids = set(agent_key_ids(jwks))
-    key = _get(record, "ran_by", "key")
+    key = member_at(record, "ran_by", "key")
     try:
         runner = nkey_jwk(key) if isinstance(key, str) else None
     except KeyFormatError:
@@ -553,7 +556,7 @@ def verify_record_signature(record: Mapping[str, Any]) -> RecordSignature:
         except InvalidSignature:
             return RecordSignature("invalid")
         keys.append(item["key"])
-    if _get(record, "ran_by", "key") not in keys:
+    if member_at(record, "ran_by", "key") not in keys:
         return RecordSignature("invalid", tuple(keys))
     return RecordSignature("valid", tuple(keys))
 

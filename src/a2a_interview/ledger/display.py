@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Final, Literal
 
-from ..record import DOES_NOT_ESTABLISH, standing_of, verify_record_signature
+from ..record import DOES_NOT_ESTABLISH, member_at, standing_of, verify_record_signature
 
 __all__ = [
     "BOUNDARIES",
@@ -177,14 +177,6 @@ def visible(text: object, limit: int = MAX_TEXT) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
-def _get(value: Any, *path: str) -> Any:
-    for name in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(name)
-    return value
-
-
 def standing(document: Mapping[str, Any], signature: str | None = None) -> Standing:
     """``evidence`` or ``claim``, recomputed (PROFILE §8): evidence only when the
     record's contents make it so (:func:`standing_of`: a platform or third-party runner
@@ -256,11 +248,11 @@ def row(
     (started, finished) as the store read them, else the record's own strings."""
     outcome = _text(document.get("outcome"))
     label, meaning, tone = outcome_view(outcome)
-    party = _text(_get(document, "ran_by", "party"))
-    key = _get(document, "ran_by", "key")
-    card_status = _get(document, "agent", "card_signature", "status")
+    party = _text(member_at(document, "ran_by", "party"))
+    key = member_at(document, "ran_by", "key")
+    card_status = member_at(document, "agent", "card_signature", "status")
     signature = verify_record_signature(document).status
-    reading = _get(document, "agent", "card_signature", "reading")
+    reading = member_at(document, "agent", "card_signature", "reading")
     return Row(
         id=str(record_id),
         card_url=card_url,
@@ -270,7 +262,7 @@ def row(
         tone=tone,
         party=party,
         party_label=PARTIES.get(party, "unrecognised party"),
-        runner_name=_text(_get(document, "ran_by", "name")),
+        runner_name=_text(member_at(document, "ran_by", "name")),
         runner_key=key if isinstance(key, str) else None,
         record_signature=signature,
         standing=standing(document, signature),
@@ -336,7 +328,7 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
         return [], False, 0
     churn = document.get("outcome") == "churn"
     run = runs[0] if churn else runs[-1]
-    items = _get(run, "conflicts")
+    items = member_at(run, "conflicts")
     items = [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
     views = []
     for item in items[:MAX_CONFLICTS]:
@@ -350,9 +342,9 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
                 interface=_opt(item.get("interface")),
                 question=_opt(item.get("question")),
                 skill=_opt(item.get("skill")),
-                document=_opt(_get(item, "source", "document")),
-                member=_opt(_get(item, "source", "member")),
-                url=_opt(_get(item, "source", "url")),
+                document=_opt(member_at(item, "source", "document")),
+                member=_opt(member_at(item, "source", "member")),
+                url=_opt(member_at(item, "source", "url")),
                 expected=_json_text(item, "expected"),
                 got=_json_text(item, "got"),
                 got_refusal=isinstance(got, dict) and got.get("refused") is True,

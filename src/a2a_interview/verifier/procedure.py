@@ -331,11 +331,7 @@ class _Procedure:
                 check_url(interface.url)
                 if self.session.refuses(interface.url):
                     refused = True  # never contacted: an open port looks like a closed one
-                    state.advisories.append(
-                        Advisory("interface", "address_refused",
-                                 source=Source("card", interface.member),
-                                 detail="not interviewed: the address is not public")
-                    )  # fmt: skip
+                    state.advisories.append(_address_refused(interface))
                     continue
             except InsecureURL:
                 state.advisories.append(
@@ -368,11 +364,7 @@ class _Procedure:
             except AddressRefused:
                 # A name judged at the connection is skipped as a literal is on sight
                 # above: only when every interface is refused does the run end so.
-                state.advisories.append(
-                    Advisory("interface", "address_refused",
-                             source=Source("card", interface.member),
-                             detail="not interviewed: the address is not public")
-                )  # fmt: skip
+                state.advisories.append(_address_refused(interface))
                 continue
             interviewed += 1
             for key, body in got.items():
@@ -656,6 +648,11 @@ class _Procedure:
         where = Where(url, "usage", selector)
         state.add(check_closure(read, refusal, Check.closure_selector, where))
         return answers
+
+
+def _address_refused(interface: Interface) -> Advisory:
+    return Advisory("interface", "address_refused", source=Source("card", interface.member),
+                    detail="not interviewed: the address is not public")  # fmt: skip
 
 
 def _bounded(items: list[Any], limit: int | None, reason: str, state: _RunState) -> list[Any]:
