@@ -96,15 +96,28 @@ def _keygen(args: argparse.Namespace) -> int:
 # -- card ----------------------------------------------------------------------------
 
 
+def _jwk_alg(data: bytes) -> str | None:
+    """The ``alg`` a private JWK names (``keygen --alg PS256`` writes one), else ``None``:
+    an RSA key's JWK saying PS256 is signed PS256, not the RS256 default."""
+    try:
+        value = loads(data)
+    except IngressError:
+        return None  # PEM: load_private_key has read it
+    alg = value.get("alg") if isinstance(value, dict) else None
+    return alg if isinstance(alg, str) else None
+
+
 def _card_sign(args: argparse.Namespace) -> int:
     from ..cardproto import proto_form
     from ..cardsig import load_private_key, sign_card, sign_readings
     from ..report import show
 
     card = _object_file(args.card, "card")
-    key = load_private_key(read_input(args.key, "key"))
+    data = read_input(args.key, "key")
+    key = load_private_key(data)
     readings = sign_readings(card, args.reading)
-    signed = sign_card(card, key, kid=args.kid, alg=args.alg, jku=args.jku, reading=args.reading)
+    alg = args.alg or _jwk_alg(data)
+    signed = sign_card(card, key, kid=args.kid, alg=alg, jku=args.jku, reading=args.reading)
     _emit(_pretty(signed), args.out)
     # PROFILE §6.3: say what each new signature covers, and what the SDKs cannot check.
     print(f"signed: {', '.join(readings)}", file=sys.stderr)
@@ -341,7 +354,10 @@ def register(sub: Any) -> None:
     p.add_argument("card", help="the card JSON file ('-' for stdin)")
     p.add_argument("--key", required=True, help="private key: PEM (PKCS#8) or private JWK")
     p.add_argument("--kid", required=True, help="key id for the protected header")
-    p.add_argument("--alg", choices=_ALGS[1:], help="algorithm (default: from the key)")
+    p.add_argument(
+        "--alg", choices=_ALGS[1:],
+        help="algorithm (default: the JWK's alg, else from the key: RS256 for RSA)",
+    )  # fmt: skip
     p.add_argument("--jku", help="URL of the JWKS that holds the public key")
     p.add_argument(
         "--reading", choices=("proto", "served"),
