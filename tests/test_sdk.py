@@ -440,15 +440,20 @@ def test_terms_that_do_not_verify_are_refused() -> None:
 
 
 def test_agent_extension_is_offered_never_required() -> None:
-    # interview §3 rule 1: required MUST NOT be true.
+    # interview §3 rule 1: required MUST NOT be true. docs/decisions.md ("The interview
+    # declaration omits required"): the 1.0 card leaves it out, as the proxy's --declare
+    # does; only the SDK's own 0.3 compatibility members carry "required": false.
     ext = agent_extension()
     assert (ext.uri, ext.required) == (INTERVIEW_URI, False)
+    described = {"uri": INTERVIEW_URI,
+                 "description": "The five questions, answered from declared documents"}  # fmt: skip
+    plain = AgentCard()
+    plain.CopyFrom(compat_card())
+    del plain.supported_interfaces[2]  # no 0.3 interface: no compat members
+    assert "url" not in served_card(plain)
+    assert served_card(plain)["capabilities"]["extensions"][0] == described
     served = served_card(compat_card())["capabilities"]["extensions"][0]
-    assert served == {
-        "uri": INTERVIEW_URI,
-        "description": "The five questions, answered from declared documents",
-        "required": False,
-    }
+    assert served == {**described, "required": False}
 
 
 def test_agent_card_from_json_is_strict() -> None:
