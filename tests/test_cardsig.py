@@ -724,8 +724,8 @@ def test_sign_readings_by_card() -> None:
 )  # fmt: skip
 def test_sign_card_refuses_proto_for_a_card_without_a_proto_form(card: dict[str, Any]) -> None:
     # PROFILE §6.3: the SDKs refuse or coerce such a card (or sign "null" and "{}"), so no
-    # signature would verify with both: refused, naming the way out; served still signs.
-    with pytest.raises(SignatureError, match="reading 'served'"):
+    # signature would verify with both: refused, saying why; served still signs.
+    with pytest.raises(SignatureError, match="can verify with the SDKs' verifiers"):
         sign_card(card, key_for("EdDSA"), kid="k1")
     with pytest.raises(SignatureError):
         sign_card(card, key_for("EdDSA"), kid="k1", reading="proto")

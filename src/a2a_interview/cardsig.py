@@ -770,8 +770,7 @@ def sign_readings(card: dict[str, Any], reading: SignReading | None = None) -> t
         raise SignatureError(
             "the card does not fit the A2A 1.0 AgentCard message (a member of the wrong "
             "type, both spellings of one member, two cases of a oneof, null in a list, or "
-            "nothing left), so the SDKs' verifiers cannot check a signature on it: fix the "
-            "card, or sign it under the reading 'served'"
+            "nothing left), so no signature on it can verify with the SDKs' verifiers"
         )
     if reading == "proto" or proto[0].payload == canonicalize(_without_signatures(card)):
         return ("proto",)

@@ -297,3 +297,33 @@ def test_proxy_re_signed_cards_verify_with_both_sdks_and_ours(
                 re_signed[name] = served
     assert len(re_signed) == len(cards)
     check_everywhere(re_signed, ring, node, js, tmp_path)
+
+
+def test_proxy_refuses_to_re_sign_a_card_the_sdks_cannot_check(
+    ring: KeyRing, tmp_path: Path
+) -> None:
+    # PROFILE §6.3: a card that does not fit the 1.0 messages has no signature both SDKs
+    # accept; the proxy says so in one line instead of serving one they would reject.
+    state: dict[str, bytes] = {}
+    with serve(lambda origin: _static_upstream(state)) as upstream:
+        value = card(upstream, terms=False)
+        value["capabilities"]["streaming"] = "yes"  # a2a-sdk refuses it, a2a-js coerces it
+        key = load_private_key(ring.files["ES256"].read_bytes())
+        state["card"] = json.dumps(sign_card(value, key, kid="u", reading="served")).encode()
+        port = free_port()
+        argv = proxy_argv(
+            upstream,
+            port,
+            "--declare",
+            "--public-url",
+            f"http://127.0.0.1:{port}",
+            "--card-key",
+            str(ring.files["EdDSA"]),
+            "--kid",
+            ring.kid("EdDSA"),
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr
+    assert "cannot re-sign the upstream card" in lines[0]
+    assert "can verify with the SDKs' verifiers" in lines[0]

@@ -15,7 +15,7 @@ from typing import Any
 from .. import nkeys
 from ..cardsig import READINGS
 from ..declarations import interview_entry, read_card
-from ..errors import IngressError
+from ..errors import IngressError, SignatureError
 from ..ijson import loads
 from ..jcs import digest
 from ..projection import CommittedProposal, Interview
@@ -115,7 +115,10 @@ def _card_sign(args: argparse.Namespace) -> int:
     card = _object_file(args.card, "card")
     data = read_input(args.key, "key")
     key = load_private_key(data)
-    readings = sign_readings(card, args.reading)
+    try:
+        readings = sign_readings(card, args.reading)
+    except SignatureError as exc:
+        raise UsageError(f"{exc}: fix the card, or sign it with --reading served") from None
     alg = args.alg or _jwk_alg(data)
     signed = sign_card(card, key, kid=args.kid, alg=alg, jku=args.jku, reading=args.reading)
     _emit(_pretty(signed), args.out)

@@ -545,11 +545,15 @@ class _Upstream:
                 "signature: give --card-key KEY --kid KID to re-sign it"
             )
         from ..cardsig import sign_card
+        from ..errors import SignatureError
 
         unsigned = {k: v for k, v in card.items() if k != "signatures"}
         # PROFILE §6.3: as `card sign` signs, so both SDKs' verifiers accept it (proto,
         # then served when the card as served carries more).
-        signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+        try:
+            signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+        except SignatureError as exc:
+            raise SignatureError(f"cannot re-sign the upstream card: {exc}") from None
         return signed
 
     def lock(self, key: str) -> asyncio.Lock:
