@@ -7,6 +7,7 @@ ways, then each rule of the module, then hostile input.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import hmac
 import json
@@ -33,6 +34,7 @@ from a2a_interview.cardsig import (
     private_jwk,
     public_jwk,
     sign_card,
+    sign_readings,
     signing_payload,
     thumbprint,
     verify_card,
@@ -80,7 +82,9 @@ def unb64(text: str) -> bytes:
 def signed(
     alg: str = "EdDSA", card: dict[str, Any] | None = None, kid: str = "k1"
 ) -> dict[str, Any]:
-    return sign_card(CARD if card is None else card, key_for(alg), kid=kid, alg=alg)
+    # One signature under the strict reading: what the verifier tests below take apart.
+    return sign_card(CARD if card is None else card, key_for(alg), kid=kid, alg=alg,
+                     reading="served")  # fmt: skip
 
 
 def jwks(alg: str = "EdDSA", kid: str = "k1") -> list[dict[str, Any]]:
@@ -665,6 +669,82 @@ def test_sign_card_misuse() -> None:
         sign_card({**CARD, "signatures": {}}, key_for("EdDSA"), kid="k1")
     with pytest.raises(KeyFormatError):
         sign_card(CARD, key_for("EdDSA").public_key(), kid="k1")
+
+
+# Signing what the SDKs verify (issue 12 finding 1, PROFILE §6.3) -----------------------
+
+INTERVIEW_ENTRY: dict[str, Any] = {"uri": "https://agentsow.com/extensions/a2a-interview/v1"}
+
+
+def _declaring(**entry: Any) -> dict[str, Any]:
+    card = copy.deepcopy(CARD)
+    card["capabilities"]["extensions"] = [{**INTERVIEW_ENTRY, **entry}]
+    return card
+
+
+@pytest.mark.parametrize("alg", ALGS)
+@pytest.mark.parametrize("entry", [{"required": False}, {}], ids=["required false", "left out"])
+def test_default_signature_verifies_under_proto(alg: str, entry: dict[str, Any]) -> None:
+    # PROFILE §6.3: whether the declaration spells "required": false or not
+    # (docs/decisions.md), a signature verifies under proto (what both SDKs check) and one
+    # under served (the card as served); each alone.
+    card = sign_card(_declaring(**entry), key_for(alg), kid="k1", alg=alg)
+    report = verify_card(card, jwks(alg))
+    by_reading = {c.readings[0]: c for c in report.checks if c.status == "verified"}
+    if entry:  # the served bytes carry "required": false: a second signature covers them
+        assert [c.readings[0] for c in report.checks] == ["proto", "served"]
+        assert "served" not in report.checks[0].readings
+    else:
+        assert len(report.checks) == 1 and {"served", "proto"} <= set(report.checks[0].readings)
+    for reading in ("proto", "served"):
+        assert verify_card(card, jwks(alg), readings=(reading,)).status == "verified"
+    assert by_reading and report.reading == "served"
+
+
+def test_sign_readings_by_card() -> None:
+    assert sign_readings(_declaring(required=False)) == ("proto", "served")
+    assert sign_readings(_declaring()) == ("proto",)
+    assert sign_readings({**CARD, "x-extra": 1}) == ("proto", "served")  # uncovered member
+    assert sign_readings({**CARD, "description": ""}) == ("proto", "served")  # pruned
+    old = {"name": "Old", "url": "https://a.example/rpc", "protocolVersion": "0.3.0"}
+    assert sign_readings(old) == ("served",)  # not a 1.0 card
+    assert sign_readings(old, "proto") == ("proto",)
+    snake = {k: v for k, v in CARD.items() if k != "supportedInterfaces"}
+    snake["supported_interfaces"] = CARD["supportedInterfaces"]
+    assert sign_readings(snake) == ("proto", "served")  # a 1.0 card either spelling
+    for reading in ("proto", "served"):
+        assert sign_readings(_declaring(required=False), reading) == (reading,)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "card",
+    [{**CARD, "capabilities": {"streaming": "yes"}}, {**CARD, "skills": [None]},
+     {**CARD, "supported_interfaces": []}, {"name": "", "supportedInterfaces": [{"url": ""}]}],
+    ids=["wrong type", "null in a list", "both spellings", "nothing left"],
+)  # fmt: skip
+def test_sign_card_refuses_proto_for_a_card_without_a_proto_form(card: dict[str, Any]) -> None:
+    # PROFILE §6.3: the SDKs refuse or coerce such a card (or sign "null" and "{}"), so no
+    # signature would verify with both: refused, saying why; served still signs.
+    with pytest.raises(SignatureError, match="can verify with the SDKs' verifiers"):
+        sign_card(card, key_for("EdDSA"), kid="k1")
+    with pytest.raises(SignatureError):
+        sign_card(card, key_for("EdDSA"), kid="k1", reading="proto")
+    one = sign_card(card, key_for("EdDSA"), kid="k1", reading="served")
+    assert verify_card(one, jwks(), readings=("served",)).status == "verified"
+
+
+@pytest.mark.parametrize("reading", ["prune-empty", "strict", ""])
+def test_sign_card_unknown_reading_is_refused(reading: str) -> None:
+    with pytest.raises(SignatureError):
+        sign_card(CARD, key_for("EdDSA"), kid="k1", reading=reading)  # type: ignore[arg-type]
+
+
+def test_default_signatures_tampered_fail_under_every_reading() -> None:
+    # One value of what both signatures cover: neither verifies.
+    card = sign_card(_declaring(required=False), key_for("ES256"), kid="k1")
+    for change in ({"name": "Probe Agenu"}, {"capabilities": {**card["capabilities"],
+                                                             "streaming": False}}):  # fmt: skip
+        assert verify_card({**card, **change}, jwks("ES256")).status == "invalid"
 
 
 def test_keys_callable_gets_kid_and_jku() -> None:

@@ -264,3 +264,135 @@ def test_card_verify_escapes_the_peer_kid(
 def test_card_verify_reading_choices(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "card", "verify", str(CARD), "--reading", "protobuf")
     assert code == EXIT_USAGE and "'served', 'prune-empty', 'proto'" in err
+
+
+# -- card sign: signatures the SDKs accept (issue 12 finding 1, PROFILE §6.3) -----------
+
+
+def _required_false_card(tmp_path: Path) -> Path:
+    card = reference.unsigned_card()
+    card["capabilities"]["extensions"][0]["required"] = False  # the draft's own example
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    return path
+
+
+def _key(capsys: pytest.CaptureFixture[str], tmp_path: Path, alg: str) -> tuple[Path, Path]:
+    key, jwks = tmp_path / f"{alg}.jwk", tmp_path / f"{alg}-jwks.json"
+    code, out, _ = run(capsys, "keygen", "--alg", alg, "--kid", "k1", "--out", str(key))
+    assert code == EXIT_OK
+    jwks.write_text(out)
+    return key, jwks
+
+
+def _sign(capsys: pytest.CaptureFixture[str], card: Path, key: Path,
+          *extra: str) -> tuple[int, dict[str, Any], str]:  # fmt: skip
+    code, out, err = run(capsys, "card", "sign", str(card), "--key", str(key), "--kid", "k1",
+                         *extra)  # fmt: skip
+    return code, (json.loads(out) if code == EXIT_OK else {}), err
+
+
+def test_card_sign_verifies_under_proto_with_required_false(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # PROFILE §6.3: a 1.0 card with "required": false is signed under proto (what both
+    # SDKs' verifiers check), then under served; each reading verifies on its own.
+    key, jwks = _key(capsys, tmp_path, "EdDSA")
+    code, signed, err = _sign(capsys, _required_false_card(tmp_path), key)
+    assert code == EXIT_OK and err.startswith("signed: proto, served\n")
+    assert len(signed["signatures"]) == 2
+    path = tmp_path / "signed.json"
+    for reading in ("proto", "served"):
+        path.write_text(json.dumps(signed))
+        code, out, _ = run(capsys, "card", "verify", str(path), "--jwks", str(jwks),
+                           "--reading", reading)  # fmt: skip
+        assert code == EXIT_OK, out
+    proto_only = {**signed, "signatures": signed["signatures"][:1]}
+    path.write_text(json.dumps(proto_only))
+    code, out, _ = run(capsys, "card", "verify", str(path), "--jwks", str(jwks), "--json")
+    assert code == EXIT_OK and json.loads(out)["readings"] == ["proto"]
+
+
+def test_card_sign_reading_asks_for_one_signature(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    key, jwks = _key(capsys, tmp_path, "ES256")
+    card = _required_false_card(tmp_path)
+    for reading in ("proto", "served"):
+        code, signed, err = _sign(capsys, card, key, "--reading", reading)
+        assert code == EXIT_OK and err == f"signed: {reading}\n"
+        path = tmp_path / f"{reading}.json"
+        path.write_text(json.dumps(signed))
+        code, out, _ = run(capsys, "card", "verify", str(path), "--jwks", str(jwks), "--json")
+        assert code == EXIT_OK and reading in json.loads(out)["readings"]
+        assert len(signed["signatures"]) == 1
+
+
+def test_card_sign_one_signature_when_nothing_differs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The stonework card has no "required": false, no empties, no unknown members: the
+    # proto bytes are the served bytes, so one signature verifies under every reading.
+    key, _ = _key(capsys, tmp_path, "EdDSA")
+    code, signed, err = _sign(capsys, CARD, key)
+    assert code == EXIT_OK and err == "signed: proto\n" and len(signed["signatures"]) == 1
+
+
+def test_card_sign_a_0_3_card_is_signed_as_served_and_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    key, _ = _key(capsys, tmp_path, "EdDSA")
+    card = tmp_path / "old.json"
+    card.write_text(json.dumps({"name": "Old", "url": "https://old.example/rpc",
+                                "protocolVersion": "0.3.0", "capabilities": {}}))  # fmt: skip
+    code, signed, err = _sign(capsys, card, key)
+    assert code == EXIT_OK and len(signed["signatures"]) == 1
+    assert err.startswith("signed: served\nnote: not an A2A 1.0 card")
+
+
+def test_card_sign_names_members_outside_the_1_0_card(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    key, _ = _key(capsys, tmp_path, "EdDSA")
+    card = reference.unsigned_card()
+    card["x-vendor\u202e"] = 1  # a member name shown escaped, never raw
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card))
+    code, _, err = _sign(capsys, path, key)
+    assert code == EXIT_OK and "not covered by the proto signature" in err
+    assert '"/x-vendor\\u202e"' in err and "\u202e" not in err
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"capabilities": {"streaming": "yes"}}, {"skills": [None]},
+     {"supportedInterfaces": [], "supported_interfaces": []}],
+)  # fmt: skip
+def test_card_sign_refuses_a_card_the_sdks_cannot_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, bad: dict[str, Any]
+) -> None:
+    # PROFILE §6.3: no proto form, no signature the SDKs would accept: one clear line,
+    # pointing at --reading served; --reading served signs it.
+    key, _ = _key(capsys, tmp_path, "EdDSA")
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps({"name": "A", "supportedInterfaces": [], **bad}))
+    code, _, err = _sign(capsys, path, key)
+    assert code != EXIT_OK and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("fix the card, or sign it with --reading served")
+    code, signed, _ = _sign(capsys, path, key, "--reading", "served")
+    assert code == EXIT_OK and len(signed["signatures"]) == 1
+
+
+def test_card_sign_takes_the_jwk_alg(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # An RSA JWK from `keygen --alg PS256` signs PS256 (its JWKS says so), not RS256.
+    key, jwks = _key(capsys, tmp_path, "PS256")
+    code, signed, _ = _sign(capsys, CARD, key)
+    assert code == EXIT_OK
+    header = json.loads(base64.urlsafe_b64decode(signed["signatures"][0]["protected"] + "=="))
+    assert header["alg"] == "PS256"
+    path = tmp_path / "signed.json"
+    path.write_text(json.dumps(signed))
+    assert run(capsys, "card", "verify", str(path), "--jwks", str(jwks))[0] == EXIT_OK
+    code, signed, _ = _sign(capsys, CARD, key, "--alg", "RS256")  # --alg still wins
+    assert code == EXIT_OK

@@ -78,7 +78,7 @@ def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
             first = process.stdout.readline()
             assert first.startswith(f"a2a-interview proxy: serving at http://127.0.0.1:{port}/")
             card = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).json()
-            assert {"uri": INTERVIEW_URI, "required": False} in card["capabilities"]["extensions"]
+            assert {"uri": INTERVIEW_URI} in card["capabilities"]["extensions"]
             assert card["supportedInterfaces"][0]["url"].startswith(f"http://127.0.0.1:{port}/")
             assert [s["protected"] for s in card["signatures"]] != [
                 s["protected"] for s in reference.signed_card(up.origin, jku=False)["signatures"]

@@ -618,7 +618,7 @@ def test_declare_adds_the_interview_and_moves_urls_to_the_public_origin() -> Non
                                                     declare=True) as proxy:  # fmt: skip
         served = loads(httpx.get(proxy.origin + CARD).content)
         assert isinstance(served, dict)
-        assert interview_entry(served) == {"uri": INTERVIEW_URI, "required": False}
+        assert interview_entry(served) == {"uri": INTERVIEW_URI}
         assert [i["url"] for i in served["supportedInterfaces"]] == [public + RPC, public + REST]
         terms = next(e for e in served["capabilities"]["extensions"] if e["uri"] == TERMS_URI)
         assert all(p["url"].startswith(public + "/terms/") for p in terms["params"]["proposals"])

@@ -440,15 +440,20 @@ def test_terms_that_do_not_verify_are_refused() -> None:
 
 
 def test_agent_extension_is_offered_never_required() -> None:
-    # interview §3 rule 1: required MUST NOT be true.
+    # interview §3 rule 1: required MUST NOT be true. docs/decisions.md ("The interview
+    # declaration omits required"): the 1.0 card leaves it out, as the proxy's --declare
+    # does; only the SDK's own 0.3 compatibility members carry "required": false.
     ext = agent_extension()
     assert (ext.uri, ext.required) == (INTERVIEW_URI, False)
+    described = {"uri": INTERVIEW_URI,
+                 "description": "The five questions, answered from declared documents"}  # fmt: skip
+    plain = AgentCard()
+    plain.CopyFrom(compat_card())
+    del plain.supported_interfaces[2]  # no 0.3 interface: no compat members
+    assert "url" not in served_card(plain)
+    assert served_card(plain)["capabilities"]["extensions"][0] == described
     served = served_card(compat_card())["capabilities"]["extensions"][0]
-    assert served == {
-        "uri": INTERVIEW_URI,
-        "description": "The five questions, answered from declared documents",
-        "required": False,
-    }
+    assert served == {**described, "required": False}
 
 
 def test_agent_card_from_json_is_strict() -> None:
@@ -466,20 +471,37 @@ def test_agent_card_from_json_is_strict() -> None:
 
 @pytest.mark.parametrize("alg", ["EdDSA", "ES256"])
 def test_sign_agent_card_covers_the_compat_members(alg: str) -> None:
-    # PROFILE §6.3: our signer signs the card as it will be served, 0.3 members included.
+    # PROFILE §6.3: proto first (what the SDKs' verifiers check), then served, which covers
+    # the card as it will be served, 0.3 members included.
     key = generate_key(alg)
     card = sign_agent_card(compat_card(), key, kid="k1", jku=f"{BASE}/jwks.json")
     served = served_card(card)
-    assert len(served["signatures"]) == 1
-    report = verify_card(served, [public_jwk(key, "k1")], readings=("served",))
+    assert len(served["signatures"]) == 2
+    keys = [public_jwk(key, "k1")]
+    proto, strict = ({**served, "signatures": [s]} for s in served["signatures"])
+    assert verify_card(proto, keys, readings=("proto",)).status == "verified"
+    report = verify_card(strict, keys, readings=("served",))
     assert report.status == "verified" and report.checks[0].uncovered == ()
-    moved = {**served, "url": "https://evil.example/rpc"}  # a compat member, covered too
-    assert verify_card(moved, [public_jwk(key, "k1")]).status == "invalid"
+    assert verify_card(served, keys).reading == "served"
+    moved = {**served, "url": "https://evil.example/rpc"}  # a compat member
+    assert verify_card(moved, keys, readings=("served",)).status == "invalid"
+    only_proto = verify_card(moved, keys)  # what the SDKs check does not cover it
+    assert "proto" in only_proto.readings and "/url" in only_proto.checks[0].uncovered
     twice = served_card(sign_agent_card(card, key, kid="k2"))
-    assert [s["protected"] for s in twice["signatures"]][:1] == [
-        served["signatures"][0]["protected"]
-    ]
-    assert len(twice["signatures"]) == 2
+    assert twice["signatures"][:2] == served["signatures"]
+    assert len(twice["signatures"]) == 4
+
+
+def test_sign_agent_card_proto_is_what_the_sdk_signer_signs() -> None:
+    # PROFILE §6.3: the proto signature's payload is a2a-sdk's own canonical form.
+    from a2a.utils.signing import _canonicalize_agent_card
+
+    from a2a_interview.cardsig import signing_payload
+
+    card = compat_card()
+    assert signing_payload(served_card(card), "proto") == [_canonicalize_agent_card(card).encode()]
+    one = sign_agent_card(card, generate_key("EdDSA"), kid="k1", reading="served")
+    assert len(served_card(one)["signatures"]) == 1
 
 
 def test_the_sdk_module_names_its_extra_when_a2a_is_missing() -> None:

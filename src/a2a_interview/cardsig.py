@@ -9,7 +9,7 @@ SDKs disagree on those bytes, so a signature is checked under named *readings*
 (PROFILE §6.3):
 
 - ``served``: RFC 8785 of the card exactly as served, minus ``signatures`` (a2a-go's
-  reading, and what :func:`sign_card` signs);
+  reading, the strict one);
 - ``prune-empty``: empty strings, lists and objects (and ``null``) removed recursively
   first, ``false`` and ``0`` kept, as a2a-python and a2a-js sign; for a card an a2a-sdk
   host serves with its 0.3 compatibility members merged in, also with those members
@@ -18,6 +18,10 @@ SDKs disagree on those bytes, so a signature is checked under named *readings*
   the A2A 1.0 protobuf JSON form (:mod:`.cardproto`: members the messages do not define
   dropped, a proto3 scalar without presence omitted at its default, so ``"required":
   false`` goes), then pruned as ``prune-empty``.
+
+:func:`sign_card` signs an A2A 1.0 card under ``proto``, so that both SDKs' verifiers
+accept it, and adds a ``served`` signature when the card as served carries more
+(PROFILE §6.3; :func:`sign_readings`).
 
 A protected header member whose value is ``null`` (``"jku": null`` from a2a-sdk) is read
 as absent and reported in :attr:`SignatureCheck.quirks` (PROFILE §6.6).
@@ -72,16 +76,19 @@ __all__ = [
     "PrivateKey",
     "PublicKey",
     "Reading",
+    "SignReading",
     "SignatureCheck",
     "SignatureStatus",
     "alg_for_key",
     "generate_key",
+    "is_1_0_card",
     "jwk_to_public_key",
     "jwks_from_json",
     "load_private_key",
     "private_jwk",
     "public_jwk",
     "sign_card",
+    "sign_readings",
     "signing_payload",
     "thumbprint",
     "verify_card",
@@ -729,6 +736,47 @@ def signing_payload(card: dict[str, Any], reading: Reading) -> list[bytes]:
 # Signing
 
 
+SignReading: TypeAlias = Literal["proto", "served"]
+
+
+def is_1_0_card(card: dict[str, Any]) -> bool:
+    """Whether ``card`` is an A2A 1.0 card: it lists ``supportedInterfaces`` (either
+    spelling), where a 0.3 card names its ``url`` instead (PROFILE §6.3)."""
+    names = ("supportedInterfaces", "supported_interfaces")
+    return any(isinstance(card.get(name), list) for name in names)
+
+
+def sign_readings(card: dict[str, Any], reading: SignReading | None = None) -> tuple[Reading, ...]:
+    """The readings :func:`sign_card` signs ``card`` under, one signature each (PROFILE §6.3).
+
+    ``reading`` given: that one. By default, for an A2A 1.0 card (:func:`is_1_0_card`),
+    ``proto`` (what both SDKs' verifiers check, so they accept it) and then ``served``
+    when its bytes differ (a ``"required": false``, an empty value, a member the 1.0
+    messages do not define): that second signature covers the card exactly as served,
+    for strict verifiers, and both SDK verifiers accept a card on which one signature of
+    several verifies (tests/interop). For any other card (a 0.3 card), ``served``.
+
+    Raises ``SignatureError`` for an unknown reading and when ``proto`` is wanted for a
+    card that has no ``proto`` form (it does not fit the A2A 1.0 messages, or nothing of
+    it is left: the SDKs refuse or coerce such a card, so no signature on it verifies
+    with them); ``CanonicalizationError`` when the card has no canonical form.
+    """
+    if reading is not None and reading not in ("proto", "served"):
+        raise SignatureError("a card is signed under the reading 'proto' or 'served'")
+    if reading == "served" or (reading is None and not is_1_0_card(card)):
+        return ("served",)
+    proto = _proto_candidates(_without_signatures(card))
+    if len(proto) != 1:
+        raise SignatureError(
+            "the card does not fit the A2A 1.0 AgentCard message (a member of the wrong "
+            "type, both spellings of one member, two cases of a oneof, null in a list, or "
+            "nothing left), so no signature on it can verify with the SDKs' verifiers"
+        )
+    if reading == "proto" or proto[0].payload == canonicalize(_without_signatures(card)):
+        return ("proto",)
+    return ("proto", "served")
+
+
 def sign_card(
     card: dict[str, Any],
     key: PrivateKey,
@@ -737,20 +785,24 @@ def sign_card(
     alg: str | None = None,
     jku: str | None = None,
     header: dict[str, Any] | None = None,
+    reading: SignReading | None = None,
 ) -> dict[str, Any]:
-    """A new card: ``card`` with one more signature appended to ``signatures``.
+    """A new card: ``card`` with its new signature(s) appended to ``signatures``.
 
-    The protected header is ``{"alg", "kid", "typ": "JOSE"[, "jku"]}`` as RFC 8785 bytes,
-    base64url. The payload is RFC 8785 of the card as it will be served, without
-    ``signatures`` (the ``served`` reading; PROFILE §6.3). ``alg`` defaults to
+    One signature per reading of :func:`sign_readings` (PROFILE §6.3): by default, for an
+    A2A 1.0 card, one over the ``proto`` reading (what ``a2a-sdk``'s and
+    ``@a2a-js/sdk``'s verifiers check) and, when the card as served differs from it, a
+    second over ``served`` (RFC 8785 of the card as served, without ``signatures``);
+    ``reading`` asks for exactly one. The protected header is ``{"alg", "kid", "typ":
+    "JOSE"[, "jku"]}`` as RFC 8785 bytes, base64url. ``alg`` defaults to
     :func:`alg_for_key`; ``header`` is an optional unprotected header. ``card`` is not
     modified.
 
     Raises ``AlgorithmRefused`` for an ``alg`` off the allowlist (``none``, ``HS*``, any
     other); ``SignatureError`` when ``alg`` does not fit the key, ``kid`` or ``jku`` is not
-    a string, ``header`` is not an object or repeats a protected member, or the card's
-    ``signatures`` is not a list; ``KeyFormatError`` for an unsupported key;
-    ``CanonicalizationError`` when the card has no canonical form.
+    a string, ``header`` is not an object or repeats a protected member, the card's
+    ``signatures`` is not a list, or as :func:`sign_readings` does; ``KeyFormatError``
+    for an unsupported key; ``CanonicalizationError`` when the card has no canonical form.
     """
     if alg is not None and alg not in ALGORITHMS:
         raise AlgorithmRefused
@@ -775,17 +827,20 @@ def sign_card(
         raise SignatureError("the card's signatures member is not a list")
 
     protected_b64 = _b64e(canonicalize(protected))
-    payload = canonicalize(_without_signatures(card))
-    signing_input = f"{protected_b64}.{_b64e(payload)}".encode("ascii")
-    item: dict[str, Any] = {
-        "protected": protected_b64,
-        "signature": _b64e(_sign_raw(key, alg, signing_input)),
-    }
-    if header is not None:
-        item["header"] = copy.deepcopy(header)
+    items: list[dict[str, Any]] = []
+    for each in sign_readings(card, reading):
+        (payload,) = (c.payload for c in _candidates(card, each))
+        signing_input = f"{protected_b64}.{_b64e(payload)}".encode("ascii")
+        item: dict[str, Any] = {
+            "protected": protected_b64,
+            "signature": _b64e(_sign_raw(key, alg, signing_input)),
+        }
+        if header is not None:
+            item["header"] = copy.deepcopy(header)
+        items.append(item)
 
     signed = copy.deepcopy(card)
-    signed["signatures"] = [*signed.get("signatures", []), item]
+    signed["signatures"] = [*signed.get("signatures", []), *items]
     return signed
 
 

@@ -151,3 +151,201 @@ class Keys:
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
+
+
+# -- the SDKs' own verifiers ---------------------------------------------------------
+
+
+def verify_js(node: str, js: Path, cards: list[dict[str, Any]], jwks: Path,
+              tmp: Path) -> list[bool]:  # fmt: skip
+    """Whether ``@a2a-js/sdk``'s ``verifyAgentCardSignature`` accepts each card (one node
+    process for the lot), the key looked up by kid in ``jwks``."""
+    source = tmp / "cards-to-verify.json"
+    source.write_text(json.dumps(cards), "utf-8")
+    done = subprocess.run(
+        [node, str(js / "verify.mjs"), str(source), str(jwks)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=js,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results: list[bool] = json.loads(done.stdout)
+    assert len(results) == len(cards)
+    return results
+
+
+def verify_python(card_json: dict[str, Any], jwks: dict[str, Any]) -> bool:
+    """Whether ``a2a-sdk`` 1.x accepts the card as its client does: the card resolver's
+    ``parse_agent_card``, then ``create_signature_verifier`` with the key found by kid."""
+    from a2a.client.card_resolver import parse_agent_card
+    from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+    from google.protobuf.json_format import ParseError
+    from jwt import PyJWK
+
+    def key(kid: str | None, jku: str | None) -> PyJWK:
+        return PyJWK(next(k for k in jwks["keys"] if k["kid"] == kid))
+
+    try:
+        parsed = parse_agent_card(copy.deepcopy(card_json))
+        create_signature_verifier(key, sorted(ALGS))(parsed)
+    except (SignatureVerificationError, ParseError):
+        return False
+    return True
+
+
+# -- the variety set: cards as publishers write them -----------------------------------
+
+ALGS = ("EdDSA", "ES256", "ES384", "PS256", "RS256")
+
+
+class KeyRing:
+    """One key per allowlisted algorithm (PROFILE §6.2), kid ``interop-ALG``: the private
+    JWK files ``card sign --key`` and ``proxy --card-key`` take, and one JWK Set."""
+
+    def __init__(self, tmp: Path) -> None:
+        public = []
+        self.files: dict[str, Path] = {}
+        for alg in ALGS:
+            key = generate_key(alg)
+            kid = self.kid(alg)
+            self.files[alg] = tmp / f"private-{alg}.jwk.json"
+            self.files[alg].write_text(json.dumps(private_jwk(key, kid, alg)))
+            public.append(public_jwk(key, kid, alg))
+        self.jwks = {"keys": public}
+        self.jwks_file = tmp / "jwks-all.json"
+        self.jwks_file.write_text(json.dumps(self.jwks))
+
+    @staticmethod
+    def kid(alg: str) -> str:
+        return f"interop-{alg.lower()}"
+
+
+def _security(card: dict[str, Any]) -> None:
+    card["securitySchemes"] = {
+        "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key",
+                                         "description": ""}},
+        "bearer": {"httpAuthSecurityScheme": {"scheme": "bearer", "bearerFormat": "JWT"}},
+        "oauth": {"oauth2SecurityScheme": {"flows": {"authorizationCode": {
+            "authorizationUrl": "https://auth.example/authorize",
+            "tokenUrl": "https://auth.example/token",
+            "scopes": {"read": "Read", "write": ""},
+            "pkceRequired": False,
+        }}}},
+        "oidc": {"openIdConnectSecurityScheme": {
+            "openIdConnectUrl": "https://auth.example/.well-known/openid-configuration"}},
+        "mtls": {"mtlsSecurityScheme": {"description": "client certificates"}},
+    }  # fmt: skip
+    card["securityRequirements"] = [
+        {"schemes": {"bearer": {"list": []}}},
+        {"schemes": {"oauth": {"list": ["read", "write"]}, "key": {}}},
+    ]
+    card["skills"][0]["securityRequirements"] = [{"schemes": {"mtls": {}}}]
+
+
+def _sdk_served(origin: str) -> dict[str, Any]:
+    """The card an a2a-sdk 1.x host serves for a 1.0 card that also lists a 0.3
+    interface: its 0.3 compatibility members merged in (``agent_card_to_dict``)."""
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.types import AgentCard
+    from google.protobuf.json_format import ParseDict
+
+    value = card(origin, terms=False, legacy=True)
+    _security(value)
+    served: dict[str, Any] = json.loads(
+        json.dumps(agent_card_to_dict(ParseDict(value, AgentCard())))
+    )
+    return served
+
+
+def variety(origin: str) -> dict[str, dict[str, Any]]:
+    """Cards as publishers write them, each named by its case (and the name in its
+    ``name`` member, so a test can tell them apart through a proxy): ``"required":
+    false`` spelled out or left out, the proto3 defaults (``false``, ``0``, ``""``),
+    empty values, members the 1.0 card does not define, non-ASCII, 300 skills, every
+    security scheme, extension params, a 0.3 interface, a card as a2a-sdk serves it."""
+    cards: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, value: dict[str, Any]) -> None:
+        value["name"] = f"{value['name']} [{name}]"
+        cards[name] = value
+
+    base = card(origin, terms=False)
+    add("required false", copy.deepcopy(base))
+
+    value = copy.deepcopy(base)
+    del value["capabilities"]["extensions"][0]["required"]
+    add("required left out", value)
+
+    add("undeclared", card(origin, declare=False, terms=False))
+    add("with terms", card(origin))
+
+    value = copy.deepcopy(base)
+    value["capabilities"].update(streaming=False, pushNotifications=False,
+                                 extendedAgentCard=False)  # fmt: skip
+    add("every capability false", value)
+
+    value = copy.deepcopy(base)
+    value["description"] = ""
+    value["documentationUrl"] = ""
+    value["provider"]["url"] = ""
+    value["defaultOutputModes"] = []
+    value["skills"][0].update(tags=[], examples=[], inputModes=[""])
+    value["capabilities"]["extensions"][0]["description"] = ""
+    value["capabilities"]["extensions"].append({"uri": "urn:x-empty", "params": {}})
+    add("empty strings and lists", value)
+
+    value = copy.deepcopy(base)
+    value["x-vendor"] = {"tier": "gold", "since": 2024}
+    value["url"] = origin + "/a2a/jsonrpc"  # a 0.3 member on a 1.0 card
+    value["capabilities"]["stateTransitionHistory"] = True
+    value["skills"][1]["x-note"] = "not in the 1.0 card"
+    value["supportedInterfaces"][0]["x-weight"] = 1
+    add("unknown members", value)
+
+    value = copy.deepcopy(base)
+    value["name"] = 'Agent é 日本 🚀 \u2028 "quoted" \\ tab\t'
+    value["description"] = "Ünïcödé: ﬁ, e\u0301, 𝄞, \u0007"
+    value["skills"][0]["name"] = "Réconcilier un relevé"
+    value["skills"][0]["tags"] = ["comptabilité", "会計"]
+    add("non-ASCII and escapes", value)
+
+    value = copy.deepcopy(base)
+    value["skills"] = [
+        {"id": f"skill-{i:03d}", "name": f"Skill {i}", "description": f"Does thing {i}",
+         "tags": [f"t{i % 7}"], "examples": [f"do {i}"] if i % 3 else []}
+        for i in range(300)
+    ]  # fmt: skip
+    add("300 skills", value)
+
+    value = copy.deepcopy(base)
+    _security(value)
+    add("security schemes", value)
+
+    value = copy.deepcopy(base)
+    value["capabilities"]["extensions"].append({
+        "uri": "https://vendor.example/ext/v2",
+        "description": "params of every JSON kind",
+        "required": True,
+        "params": {"zero": 0, "no": False, "yes": True, "half": 1.5, "neg": -3,
+                   "big": 9007199254740991, "empty": "", "list": [1, "", None, {}],
+                   "nested": {"deep": {"deeper": {"x": None, "y": [0]}}}, "none": None},
+    })  # fmt: skip
+    add("extension params", value)
+
+    add("0.3 interface listed", card(origin, terms=False, legacy=True))
+    add("as a2a-sdk serves it", _sdk_served(origin))
+
+    value = copy.deepcopy(base)
+    value["iconUrl"] = origin + "/icon.png"
+    value["documentationUrl"] = origin + "/docs"
+    value["supportedInterfaces"][0]["tenant"] = "acme"
+    add("icon, docs and tenant", value)
+
+    value = copy.deepcopy(base)
+    value["supported_interfaces"] = value.pop("supportedInterfaces")
+    value["default_input_modes"] = value.pop("defaultInputModes")
+    add("proto field names", value)
+
+    value = copy.deepcopy(base)
+    value["description"] = "long " * 4000
+    add("long description", value)
+
+    return cards

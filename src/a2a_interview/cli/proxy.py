@@ -26,7 +26,7 @@ commit to, and verifies each one (digest, provider signature, standing-proposal 
 refuses to start, naming the failing entry, its URL and the cause, if anything fails: it
 never serves terms that did not verify.
 
-The card must declare the interview (required: false), or run with --declare: the card is
+The card must declare the interview (not required: true), or run with --declare: the card is
 then served with the declaration added and its interface URLs (and proposal URLs on the
 agent's own origin) moved to --public-url. A signed card so changed is re-signed with
 --card-key and --kid, or the proxy refuses to start. Without --declare, interfaces that do

@@ -15,7 +15,7 @@ from typing import Any
 from .. import nkeys
 from ..cardsig import READINGS
 from ..declarations import interview_entry, read_card
-from ..errors import IngressError
+from ..errors import IngressError, SignatureError
 from ..ijson import loads
 from ..jcs import digest
 from ..projection import CommittedProposal, Interview
@@ -96,13 +96,44 @@ def _keygen(args: argparse.Namespace) -> int:
 # -- card ----------------------------------------------------------------------------
 
 
+def _jwk_alg(data: bytes) -> str | None:
+    """The ``alg`` a private JWK names (``keygen --alg PS256`` writes one), else ``None``:
+    an RSA key's JWK saying PS256 is signed PS256, not the RS256 default."""
+    try:
+        value = loads(data)
+    except IngressError:
+        return None  # PEM: load_private_key has read it
+    alg = value.get("alg") if isinstance(value, dict) else None
+    return alg if isinstance(alg, str) else None
+
+
 def _card_sign(args: argparse.Namespace) -> int:
-    from ..cardsig import load_private_key, sign_card
+    from ..cardproto import proto_form
+    from ..cardsig import load_private_key, sign_card, sign_readings
+    from ..report import show
 
     card = _object_file(args.card, "card")
-    key = load_private_key(read_input(args.key, "key"))
-    signed = sign_card(card, key, kid=args.kid, alg=args.alg, jku=args.jku)
+    data = read_input(args.key, "key")
+    key = load_private_key(data)
+    try:
+        readings = sign_readings(card, args.reading)
+    except SignatureError as exc:
+        raise UsageError(f"{exc}: fix the card, or sign it with --reading served") from None
+    alg = args.alg or _jwk_alg(data)
+    signed = sign_card(card, key, kid=args.kid, alg=alg, jku=args.jku, reading=args.reading)
     _emit(_pretty(signed), args.out)
+    # PROFILE §6.3: say what each new signature covers, and what the SDKs cannot check.
+    print(f"signed: {', '.join(readings)}", file=sys.stderr)
+    if readings == ("served",) and args.reading is None:
+        print("note: not an A2A 1.0 card (no supportedInterfaces): signed as served; the "
+              "1.x SDKs' verifiers check a 1.0 card", file=sys.stderr)  # fmt: skip
+    form = proto_form({k: v for k, v in card.items() if k != "signatures"})
+    if "proto" in readings and form is not None and form.dropped:
+        print("note: outside the A2A 1.0 card, so not covered by the proto signature "
+              "(the SDKs' verifiers do not check them):", file=sys.stderr)  # fmt: skip
+        for pointer in form.dropped:
+            # Card member names are the user's, escaped all the same.
+            print(f"  {show(pointer)}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -311,8 +342,14 @@ def register(sub: Any) -> None:
         help="append a JWS signature to a card",
         formatter_class=raw,
         description=_wrap(
-            "Sign CARD as it will be served: strict RFC 8785 of the card without "
-            "`signatures`, detached JWS (JSON serialization) appended to `signatures`."
+            "Sign CARD (detached JWS, JSON serialization, appended to `signatures`) so "
+            "that both official SDKs' verifiers and ours accept it (PROFILE §6.3). An A2A "
+            "1.0 card is signed under the reading 'proto' (the card through the A2A 1.0 "
+            "protobuf JSON form, as a2a-sdk and @a2a-js/sdk check it) and, when the card "
+            'as served carries more (`"required": false`, empty values, members the 1.0 '
+            "card does not define), also under 'served' (strict RFC 8785 of the card "
+            "without `signatures`). Any other card is signed under 'served'. --reading "
+            "asks for one signature under one reading."
         ),
         epilog="example:\n  a2a-interview card sign card.json --key card.jwk --kid card-2026 \\\n"
         "      --jku https://agent.example/.well-known/jwks.json --out signed.json",
@@ -320,8 +357,15 @@ def register(sub: Any) -> None:
     p.add_argument("card", help="the card JSON file ('-' for stdin)")
     p.add_argument("--key", required=True, help="private key: PEM (PKCS#8) or private JWK")
     p.add_argument("--kid", required=True, help="key id for the protected header")
-    p.add_argument("--alg", choices=_ALGS[1:], help="algorithm (default: from the key)")
+    p.add_argument(
+        "--alg", choices=_ALGS[1:],
+        help="algorithm (default: the JWK's alg, else from the key: RS256 for RSA)",
+    )  # fmt: skip
     p.add_argument("--jku", help="URL of the JWKS that holds the public key")
+    p.add_argument(
+        "--reading", choices=("proto", "served"),
+        help="sign under this reading only (default: proto, and served when it differs)",
+    )  # fmt: skip
     p.add_argument("--out", help="write the signed card here (default: stdout)")
     p.set_defaults(run=_card_sign)
     p = card_sub.add_parser(

@@ -15,8 +15,9 @@ its URL and the cause).
 origin is read from upstream at the same path (what a client gets through the proxy);
 ``proposals`` gives local copies instead, served at their paths. With ``declare`` a card
 that does not declare the interview, or whose interfaces or proposals name another origin,
-is served with the declaration added (``required: false``) and those URLs moved to the
-public origin; a signed card so changed is re-signed with ``card_key`` or refused.
+is served with the declaration added (``{"uri": ...}``, ``required`` left at its default,
+false) and those URLs moved to the public origin; a signed card so changed is re-signed
+with ``card_key`` (as ``card sign`` signs, PROFILE §6.3) or refused.
 
 Then it serves:
 
@@ -401,7 +402,8 @@ class _Upstream:
             extensions = capabilities.setdefault("extensions", [])
             if not isinstance(extensions, list):
                 raise DeclarationError("the upstream card's extensions is not a list")
-            extensions.append({"uri": INTERVIEW_URI, "required": False})
+            # docs/decisions.md: the declaration omits required (false by default).
+            extensions.append({"uri": INTERVIEW_URI})
             changed = True
         if public is None:
             return changed
@@ -486,7 +488,7 @@ class _Upstream:
         elif interview_entry(card) is None:
             raise DeclarationError(
                 "the upstream card does not declare the interview extension "
-                "(--declare serves it with the declaration added, required: false)"
+                "(--declare serves it with the declaration added)"
             )
         if changed and "signatures" in card:
             card = await self._resign(card)
@@ -543,9 +545,15 @@ class _Upstream:
                 "signature: give --card-key KEY --kid KID to re-sign it"
             )
         from ..cardsig import sign_card
+        from ..errors import SignatureError
 
         unsigned = {k: v for k, v in card.items() if k != "signatures"}
-        signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+        # PROFILE §6.3: as `card sign` signs, so both SDKs' verifiers accept it (proto,
+        # then served when the card as served carries more).
+        try:
+            signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+        except SignatureError as exc:
+            raise SignatureError(f"cannot re-sign the upstream card: {exc}") from None
         return signed
 
     def lock(self, key: str) -> asyncio.Lock:

@@ -93,7 +93,7 @@ from .asgi import (
 if TYPE_CHECKING:
     from starlette.datastructures import URLPath
 
-    from ..cardsig import PrivateKey
+    from ..cardsig import PrivateKey, SignReading
 
 __all__ = [
     "DESCRIPTION",
@@ -120,10 +120,14 @@ class Limiter(Protocol):
 def agent_extension(description: str = DESCRIPTION) -> AgentExtension:
     """The card's ``AgentExtension`` declaring the interview (interview §3).
 
-    ``required`` is always false (interview §3 rule 1): the interview is offered, never
-    imposed. Append it to ``AgentCapabilities.extensions``.
+    It leaves ``required`` unset (docs/decisions.md, "The interview declaration omits
+    required"): its default, false, is what interview §3 rule 1 asks (offered, never
+    imposed), and ``false`` is what a 1.0 card cannot spell anyway (the SDK drops it). An
+    a2a-sdk host with a 0.3 interface still serves ``"required": false`` on every
+    extension: the SDK's own 0.3 compatibility members. Append it to
+    ``AgentCapabilities.extensions``.
     """
-    return AgentExtension(uri=INTERVIEW_URI, description=description, required=False)
+    return AgentExtension(uri=INTERVIEW_URI, description=description)
 
 
 def agent_card_from_json(card: Mapping[str, Any]) -> AgentCard:
@@ -150,30 +154,42 @@ def sign_agent_card(
     kid: str,
     alg: str | None = None,
     jku: str | None = None,
+    reading: SignReading | None = None,
 ) -> AgentCard:
-    """A copy of ``agent_card`` with one more signature, over the card as served.
+    """A copy of ``agent_card`` with its new signature(s), over the card as served.
 
-    The payload is RFC 8785 of :func:`served_card` without ``signatures`` (the ``served``
-    reading, PROFILE §6.3), so the signature covers every member the SDK serves, the 0.3
-    compatibility members included. The result is checked before it is returned: served
-    again, it must carry exactly the signed members and verify under ``served``.
+    Signs :func:`served_card` as :func:`a2a_interview.cardsig.sign_card` does (PROFILE
+    §6.3): under ``proto``, what ``a2a-sdk``'s and ``@a2a-js/sdk``'s verifiers check (the
+    SDK's own signer signs the same bytes), and, when the card as served carries more
+    (the 0.3 compatibility members an SDK host merges in, ``"required": false``), also
+    under ``served``, covering every member the SDK serves; ``reading`` asks for one
+    signature under one reading. The result is checked before it is returned: served
+    again, it must carry exactly the signed members, and each new signature verify under
+    its reading.
 
     Raises what :func:`a2a_interview.cardsig.sign_card` raises (``AlgorithmRefused``,
     ``SignatureError``, ``KeyFormatError``, ``CanonicalizationError``), and
     ``SignatureError`` when the SDK would serve the signed card differently from what was
     signed (the signature would not verify).
     """
-    from ..cardsig import public_jwk, sign_card, verify_card
+    from ..cardsig import public_jwk, sign_card, sign_readings, verify_card
     from ..errors import SignatureError
 
-    signed = sign_card(served_card(agent_card), key, kid=kid, alg=alg, jku=jku)
+    unsigned = served_card(agent_card)
+    readings = sign_readings(unsigned, reading)
+    signed = sign_card(unsigned, key, kid=kid, alg=alg, jku=jku, reading=reading)
     out = AgentCard()
     out.CopyFrom(agent_card)
-    item = signed["signatures"][-1]
-    out.signatures.add(protected=item["protected"], signature=item["signature"])
+    added = signed["signatures"][len(signed["signatures"]) - len(readings) :]
+    for item in added:
+        out.signatures.add(protected=item["protected"], signature=item["signature"])
     served = served_card(out)
-    report = verify_card(served, [public_jwk(key, kid, alg)], readings=("served",))
-    if served != signed or report.status != "verified":
+    jwks = [public_jwk(key, kid, alg)]
+    for item, each in zip(added, readings, strict=True):
+        alone = {**served, "signatures": [item]}
+        if verify_card(alone, jwks, readings=(each,)).status != "verified":
+            raise SignatureError("the card as served differs from the card as signed")
+    if served != signed:
         raise SignatureError("the card as served differs from the card as signed")
     return out
 
