@@ -483,7 +483,7 @@ def test_sign_agent_card_covers_the_compat_members(alg: str) -> None:
 
 
 def test_the_sdk_module_names_its_extra_when_a2a_is_missing() -> None:
-    # STYLE.md: optional parts fail with an ImportError naming the extra.
+    # docs/style.md: optional parts fail with an ImportError naming the extra.
     code = (
         "import sys; sys.modules['a2a'] = None\n"
         "try:\n    import a2a_interview.server.sdk\n"

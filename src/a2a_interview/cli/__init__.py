@@ -43,7 +43,12 @@ exit codes: 0 ok (consistent, churn, verified, evidence) ·
 3 unreachable / could not complete · 4 not_offered
 
 Start with `a2a-interview demo`: it serves the bundled Stonework agent on loopback,
-interviews it and prints the report."""
+interviews it and prints the report.
+
+Citations: docs/profile.md §N is the implementation profile, in the project's
+repository. The drafts: the interview, https://agentsow.com/extensions/a2a-interview/v1;
+the terms extension, https://agentsow.com/extensions/a2a-terms/v1; A2A 1.0,
+https://a2a-protocol.org/latest/specification/ (cited A2A §N)."""
 
 
 class UsageError(Exception):

@@ -329,10 +329,11 @@ def register(sub: Any) -> None:
         help="verify a card's signatures",
         description=_wrap(
             "Verify CARD's signatures under the readings 'served', 'prune-empty' and "
-            "'proto' (what the a2a-sdk and @a2a-js/sdk signers sign; PROFILE §6.3) and print "
-            "the status, the reading that verified, kid and RFC 7638 thumbprint, then any "
-            "advisory: served members the signature does not cover, tolerated header quirks "
-            "(PROFILE §6.6). Exit 0 when a signature verifies, 1 otherwise."
+            "'proto' (what the a2a-sdk and @a2a-js/sdk signers sign; "
+            "docs/profile.md §6.3) and print the status, the reading that verified, kid "
+            "and RFC 7638 thumbprint, then any advisory: served members the signature does "
+            "not cover, tolerated header quirks "
+            "(docs/profile.md §6.6). Exit 0 when a signature verifies, 1 otherwise."
         ),
         formatter_class=raw,
         epilog="examples:\n  a2a-interview card verify signed.json --jwks jwks.json\n"

@@ -143,7 +143,7 @@ def register(sub: Any) -> None:
         description=textwrap.fill(
             "Read a result record written by `verify --record` or `verify-many --out` "
             "(one record per file). The standing is recomputed offline from the runner's "
-            "signature, ran_by and agent.keys, never read from the record (PROFILE §8).",
+            "signature, ran_by and agent.keys, never read from the record (docs/profile.md §8).",
             88,
         ),
     )
