@@ -490,7 +490,7 @@ def register(subparsers: Any) -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     ledger = subparsers.add_parser(
         "ledger",
-        help="keep result records: import, list, show, export, schedule re-verification",
+        help="keep result records: import, list, show, export, migrate, schedule, serve",
         description="The evidence ledger: result records kept byte for byte, their "
         "standing recomputed on every read, re-verified on a schedule by workers.",
         epilog=LEDGER_EPILOG,
