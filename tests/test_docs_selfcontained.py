@@ -50,8 +50,10 @@ def _texts(clone: Path) -> list[Path]:
     """README, docs, and the code with its comments (tests too: only this file, which
     spells the patterns it looks for, is left out)."""
     files = [clone / "README.md", *sorted((clone / "docs").rglob("*.md"))]
-    for folder in ("src", "bench", "tests"):
-        files += sorted(p for p in (clone / folder).rglob("*") if p.suffix in (".py", ".txt"))
+    for folder in ("src", "bench", "tests", "examples"):
+        files += sorted(
+            p for p in (clone / folder).rglob("*") if p.suffix in (".py", ".txt", ".sh", ".yml")
+        )
     return [p for p in files if "node_modules" not in p.parts and p.name != Path(__file__).name]
 
 
