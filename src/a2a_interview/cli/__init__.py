@@ -50,9 +50,10 @@ Extras: demo needs a2a-interview[sdk], proxy [server], ledger and worker [ledger
 (--redis: [redis]); the other commands none. A missing one is named in one line.
 
 Citations: docs/profile.md §N is the implementation profile, in the project's
-repository. The drafts: the interview, https://agentsow.com/extensions/a2a-interview/v1;
-the terms extension, https://agentsow.com/extensions/a2a-terms/v1; A2A 1.0,
-https://a2a-protocol.org/latest/specification/ (cited A2A §N)."""
+repository. The drafts: the interview draft §N,
+https://agentsow.com/extensions/a2a-interview/v1; terms §N, the terms extension,
+https://agentsow.com/extensions/a2a-terms/v1; A2A §N, the A2A 1.0 specification,
+https://a2a-protocol.org/latest/specification/."""
 
 
 class UsageError(Exception):
