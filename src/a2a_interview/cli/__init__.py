@@ -44,7 +44,7 @@ exit codes: 0 ok (consistent, churn, verified, evidence) ·
 3 unreachable / could not complete · 4 not_offered
 
 Start with `a2a-interview demo`: it serves the bundled Stonework agent on loopback,
-interviews it and prints the report.
+interviews it and prints the report (pip install 'a2a-interview[sdk]' first).
 
 Extras: demo needs a2a-interview[sdk], proxy [server], ledger and worker [ledger]
 (--redis: [redis]); the other commands none. A missing one is named in one line.
