@@ -77,7 +77,9 @@ until fetch "$card"; do
         exit 3
     fi
     if [ "$waited" -ge "$wait_s" ]; then
-        echo "verify-agent: no card at $card after ${wait_s}s (see $out/agent.log)" >&2
+        log=""
+        [ -n "$agent" ] && log=" (see $out/agent.log)"
+        echo "verify-agent: no card at $card after ${wait_s}s$log" >&2
         exit 3
     fi
     sleep 1
