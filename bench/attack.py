@@ -22,7 +22,7 @@ Printed per phase: ordinary requests done, their p50 and p99 latency, errors (an
 but 200, any transport error); for the attack phase, how many attacker connections the
 proxy closed; at the end, the proxy process's peak resident memory (``VmHWM``).
 
-Goal (issue 8): with 300 attackers, ordinary p99 < 1 s, no errors, proxy peak < 256 MB.
+Goal: with 300 attackers, ordinary p99 < 1 s, no errors, proxy peak < 256 MB.
 Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when the
 servers do not start or answer wrongly).
 """

@@ -10,8 +10,8 @@ are measured alternately, round after round (the order reversed every other roun
 each round's req/s ratio is taken; the figure is the median of those ratios:
 
 (a) ``interview/identity`` req/s ÷ a bare Starlette route returning the same response
-    bytes (goal ≥ 0.8 for the a2a-sdk integration, issue 8; ≥ 0.85 for the ASGI
-    middleware), through the a2a-sdk integration and through the ASGI middleware;
+    bytes (goal ≥ 0.8 for the a2a-sdk integration; ≥ 0.85 for the ASGI middleware),
+    through the a2a-sdk integration and through the ASGI middleware;
 (f) the same in FastAPI: the a2a-sdk integration added with ``add_a2a_routes_to_fastapi``
     ÷ a bare FastAPI route serving the same bytes (goal ≥ 0.8);
 (b) the card as this project serves it ÷ a2a-sdk's own ``create_agent_card_routes`` for
@@ -414,6 +414,9 @@ GOALS = [("(a) interview/identity ÷ bare route", 0.8),
          ("(b) card ÷ a2a-sdk card route", 5.0),
          ("(c) SendMessage with the layer ÷ without", 0.97),
          ("(d) with connection bounds ÷ without", 0.95)]  # fmt: skip
+# A variant held to a goal of its own (docs/benchmarks.md, "Serving"): the middleware does
+# less than the integration, so it is held higher.
+VARIANT_GOALS = {"interview/identity, ASGI middleware": 0.85}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -505,9 +508,10 @@ def main(argv: list[str] | None = None) -> int:
             ratios = [c.rps / b.rps for c, b in zip(case.runs, base.runs, strict=True)]
             ratio = statistics.median(ratios)
             name = f"{label} ({case.label.rsplit(', ', 1)[-1].removeprefix('with the ')})"
-            mark = "ok" if ratio >= goal else "MISSED"
+            aim = VARIANT_GOALS.get(case.label, goal)
+            mark = "ok" if ratio >= aim else "MISSED"
             spread = f"({min(ratios):.2f}-{max(ratios):.2f})"
-            print(f"  {name:58} {ratio:6.2f} {spread:11}  goal >= {goal:g} {mark}")
+            print(f"  {name:58} {ratio:6.2f} {spread:11}  goal >= {aim:g} {mark}")
     return 0
 
 

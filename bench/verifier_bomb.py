@@ -9,7 +9,7 @@ loopback server and reads the child's peak resident memory (``ru_maxrss`` from
 given size: a card with ``Content-Encoding: gzip``, the same as ``deflate``, a card
 with ``gzip, gzip`` (a few KB on the wire), and the honest agent answering one interview
 call with a gzip bomb. Prints each peak, its difference to the normal peak, and the
-outcome; issue 8 asks for every difference to stay under 100 MB.
+outcome; the goal is every difference under 100 MB.
 
 Loopback only; every server stops when its case ends. Not a test: nothing is asserted.
 """

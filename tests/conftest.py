@@ -1,6 +1,6 @@
 """Shared fixtures. The project's own test data is in ``tests/data``; the third-party
-vector corpora are read in place from ``../shared`` beside the repo (``needs.py`` says what
-happens when they are missing)."""
+vector corpora are read in place from ``../shared/spec/vectors`` beside the repo
+(``needs.py`` says what happens when they are missing)."""
 
 from __future__ import annotations
 

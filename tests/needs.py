@@ -1,11 +1,12 @@
 """What a test needs from outside the repository, and the one rule for when it is missing.
 
 A clone stands alone: the project's own test data lives in ``tests/data``. A few tests need
-more: the third-party vector corpora read in place from ``../shared`` beside the clone, a
-``redis-server`` binary, ``node``/``npm``. When such a part is missing, the test SKIPS with
-the reason on a developer's machine and FAILS under CI (the environment variable ``CI`` set
-to anything but ``""``, ``0``, ``false`` or ``no``): CI must install everything, so there a
-missing part is a broken CI set-up, never a silent skip (``.ci/run`` installs them).
+more: the third-party vector corpora read in place from ``../shared/spec/vectors`` beside
+the clone (``CORPORA`` says what each is and where to get it), a ``redis-server`` binary,
+``node``/``npm``. When such a part is missing, the test SKIPS with the reason on a
+developer's machine and FAILS under CI (the environment variable ``CI`` set to anything
+but ``""``, ``0``, ``false`` or ``no``): CI must install everything, so there a missing
+part is a broken CI set-up, never a silent skip (``.ci/run`` installs them).
 
 Use :func:`need` for every such check; do not write ``pytest.skip`` for a missing part.
 """
@@ -44,15 +45,38 @@ def need(present: object, what: str, how: str) -> None:
     pytest.skip(reason)
 
 
+# The third-party corpora read in place (tests/data/README.md says why they are not copied):
+# what each is, and where to get it.
+CORPORA = {
+    "jcs": (
+        "the RFC 8785 (JCS) input/output corpus of Anders Rundgren's json-canonicalization "
+        "test suite",
+        "copy input/ and output/ of testdata/ in "
+        "https://github.com/cyberphone/json-canonicalization there",
+    ),
+    "card-sign": (
+        "the signed Agent Card corpus a2a-card-sign-v01 (42 vectors)",
+        "copy conformance-vectors/a2a-card-sign-v01/ of "
+        "https://github.com/ogasurfproject-jpg/a2a-tck there",
+    ),
+    ".": (
+        "the spec vector folder holding the jcs/ and card-sign/ corpora",
+        "create it and copy the two corpora into it (see tests/needs.py CORPORA)",
+    ),
+}
+
+
 def shared_vectors(corpus: str) -> Path:
-    """The third-party corpus ``../shared/spec/vectors/<corpus>`` (``"."``: the folder
-    itself), read in place."""
+    """The third-party corpus ``../shared/spec/vectors/<corpus>`` beside the clone
+    (``"."``: the folder itself), read in place. The reason of a skip says what the
+    corpus is, where it is expected and how to get it."""
     path = SHARED_VECTORS / corpus if corpus != "." else SHARED_VECTORS
     where = "../shared/spec/vectors" + ("" if corpus == "." else f"/{corpus}")
+    what, how = CORPORA[corpus]
     need(
         path.is_dir(),
-        f"the {corpus if corpus != '.' else 'spec'} vector corpus ({where} beside the clone)",
-        "it is read in place, never copied; check out the shared spec folder beside the repo",
+        f"{what}, expected at {where} beside the repository ({path})",
+        f"{how}; it is read in place, never copied into the repository",
     )
     return path
 

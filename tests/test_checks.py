@@ -471,7 +471,7 @@ def test_verdict_reasons_are_the_closed_terms_set() -> None:
 
 
 def test_report_and_record_are_core_too() -> None:
-    # STYLE.md: the record and the report are pure; only client and verify do I/O.
+    # docs/style.md: the record and the report are pure; only client and verify do I/O.
     code = (
         "import sys, a2a_interview.checks, a2a_interview.record, a2a_interview.report\n"
         "print(sorted(m for m in ('httpx', 'anyio', 'asyncio', 'starlette') if m in sys.modules))"

@@ -1,4 +1,4 @@
-"""The shape of the package: a pure core, a pinned public surface (STYLE.md)."""
+"""The shape of the package: a pure core, a pinned public surface (docs/style.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ FORBIDDEN = ["httpx", "starlette", "a2a", "asyncio", "anyio", "uvicorn", "jwt"]
 
 
 def test_core_imports_no_io_framework() -> None:
-    # STYLE.md: the core imports no httpx, starlette, a2a, asyncio.
+    # docs/style.md: the core imports no httpx, starlette, a2a, asyncio.
     code = (
         "import importlib, sys\n"
         f"for m in {CORE!r}:\n"

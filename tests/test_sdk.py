@@ -505,7 +505,7 @@ def test_sign_agent_card_proto_is_what_the_sdk_signer_signs() -> None:
 
 
 def test_the_sdk_module_names_its_extra_when_a2a_is_missing() -> None:
-    # STYLE.md: optional parts fail with an ImportError naming the extra.
+    # docs/style.md: optional parts fail with an ImportError naming the extra.
     code = (
         "import sys; sys.modules['a2a'] = None\n"
         "try:\n    import a2a_interview.server.sdk\n"

@@ -135,13 +135,19 @@ _WHY: dict[StandingReason, str] = {
 }
 
 
-def _ran_by(doc: Mapping[str, Any]) -> list[str]:
-    ran_by = _obj(doc.get("ran_by"))
-    standing, reason = standing_reason(doc)
-    key = ran_by.get("key")
+def who_ran(ran_by: Any) -> str:
+    """A record's ``ran_by`` as every surface shows it: ``third_party "Acme" (key U...)``:
+    the party bare (a closed set), the self-declared name quoted, the key when given."""
+    ran_by = _obj(ran_by)
     who = f"{_bare(ran_by.get('party'))} {show(ran_by.get('name'))}"
-    if key is not None:
-        who += f" (key {_bare(key)})"
+    if ran_by.get("key") is not None:
+        who += f" (key {_bare(ran_by['key'])})"
+    return who
+
+
+def _ran_by(doc: Mapping[str, Any]) -> list[str]:
+    standing, reason = standing_reason(doc)
+    who = who_ran(doc.get("ran_by"))
     why = _WHY[reason]
     signature = verify_record_signature(doc).status
     binding = {

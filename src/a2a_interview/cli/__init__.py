@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import InterviewError
+from . import extras
 
 __all__ = ["UsageError", "build_parser", "entry", "main", "read_input", "write_atomic"]
 
@@ -43,7 +44,16 @@ exit codes: 0 ok (consistent, churn, verified, evidence) ·
 3 unreachable / could not complete · 4 not_offered
 
 Start with `a2a-interview demo`: it serves the bundled Stonework agent on loopback,
-interviews it and prints the report."""
+interviews it and prints the report (pip install 'a2a-interview[sdk]' first).
+
+Extras: demo needs a2a-interview[sdk], proxy [server], ledger and worker [ledger]
+(--redis: [redis]); the other commands none. A missing one is named in one line.
+
+Citations: docs/profile.md §N is the implementation profile, in the project's
+repository. The drafts: the interview draft §N,
+https://agentsow.com/extensions/a2a-interview/v1; terms §N, the terms extension,
+https://agentsow.com/extensions/a2a-terms/v1; A2A §N, the A2A 1.0 specification,
+https://a2a-protocol.org/latest/specification/."""
 
 
 class UsageError(Exception):
@@ -129,6 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    words = list(sys.argv[1:] if argv is None else argv)
+    absent = extras.missing(words)
+    if absent is not None:  # one line naming the extra, before anything starts
+        print(absent, file=sys.stderr)
+        return EXIT_USAGE
     try:
         return int(args.run(args))
     except UsageError as exc:
@@ -137,8 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InterviewError as exc:
         print(f"a2a-interview: error: {exc} [{exc.code}]", file=sys.stderr)
         return EXIT_USAGE
-    except ImportError as exc:
-        print(f"a2a-interview: error: {exc}", file=sys.stderr)
+    except ImportError as exc:  # a dependency the table of extras.py did not foresee
+        print(extras.line_for(words, exc), file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # a file named on the command line that cannot be written
         where = f" {exc.filename!r}" if exc.filename else ""

@@ -490,7 +490,7 @@ def register(subparsers: Any) -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     ledger = subparsers.add_parser(
         "ledger",
-        help="keep result records: import, list, show, export, schedule re-verification",
+        help="keep result records: import, list, show, export, migrate, schedule, serve",
         description="The evidence ledger: result records kept byte for byte, their "
         "standing recomputed on every read, re-verified on a schedule by workers.",
         epilog=LEDGER_EPILOG,
@@ -512,7 +512,7 @@ def register(subparsers: Any) -> None:
         "import", "add result records from files",
         "Add the records of each FILE: one JSON record, or JSON Lines (one record per "
         "line, as verify-many writes). Each record is checked (strict I-JSON within "
-        "1 MiB, the PROFILE §8 members, the runner signature when it has one) and kept "
+        "1 MiB, the members of docs/profile.md §8, the runner signature when it has one) and kept "
         "byte for byte; a refused record is named with its file, line and reason, and "
         "the others are kept. A record already in the ledger is kept once.",
     )  # fmt: skip

@@ -233,7 +233,7 @@ def _run(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "proxy",
-        help="serve the interview in front of an A2A agent whose card declares it",
+        help="serve the interview in front of any A2A agent (its card declares it, or --declare)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=DESCRIPTION,
         epilog=EPILOG,

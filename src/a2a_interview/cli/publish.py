@@ -286,16 +286,21 @@ def _answer(args: argparse.Namespace) -> int:
     if interview_entry(card) is None:
         print("warning: the card does not declare the interview extension", file=sys.stderr)
     committed = []
+    unread: list[str] = []  # one note for all of them, each url once
     for entry in read_terms_entries(card):
         if entry.url not in files:
             if question == "terms":
                 raise UsageError(f"no --proposal URL=FILE for the committed {entry.url!r}")
-            print(f"note: no --proposal for {entry.url!r}; not needed here", file=sys.stderr)
+            if repr(entry.url) not in unread:
+                unread.append(repr(entry.url))
             continue
         verdict = verify_proposal(entry.digest, files[entry.url])
         if verdict.document is None:
             raise UsageError(f"terms entry {entry.member} failed verification: {verdict.result}")
         committed.append(CommittedProposal(entry, verdict.document))
+    if unread:
+        urls = ", ".join(unread)
+        print(f"note: no --proposal for {urls}; not needed for {question}", file=sys.stderr)
     interview = Interview(card, committed)
     body = interview.answer(question, args.skill)
     sys.stdout.buffer.write(body + (b"\n" if sys.stdout.isatty() else b""))
@@ -373,10 +378,11 @@ def register(sub: Any) -> None:
         help="verify a card's signatures",
         description=_wrap(
             "Verify CARD's signatures under the readings 'served', 'prune-empty' and "
-            "'proto' (what the a2a-sdk and @a2a-js/sdk signers sign; PROFILE §6.3) and print "
-            "the status, the reading that verified, kid and RFC 7638 thumbprint, then any "
-            "advisory: served members the signature does not cover, tolerated header quirks "
-            "(PROFILE §6.6). Exit 0 when a signature verifies, 1 otherwise."
+            "'proto' (what the a2a-sdk and @a2a-js/sdk signers sign; "
+            "docs/profile.md §6.3) and print the status, the reading that verified, kid "
+            "and RFC 7638 thumbprint, then any advisory: served members the signature does "
+            "not cover, tolerated header quirks "
+            "(docs/profile.md §6.6). Exit 0 when a signature verifies, 1 otherwise."
         ),
         formatter_class=raw,
         epilog="examples:\n  a2a-interview card verify signed.json --jwks jwks.json\n"

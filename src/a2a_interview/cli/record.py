@@ -113,7 +113,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..report import show
+    from ..report import show, who_ran
 
     document = _load(args.file)
     extra, notes = _in_hand(args, document)
@@ -121,13 +121,9 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         _dump({**verdict, "checked_against": notes} if notes else verdict)
     else:
-        ran_by = verdict["ran_by"] or {}
-        who = f"{show(ran_by.get('party'))} {show(ran_by.get('name'))}"
-        if isinstance(ran_by.get("key"), str):
-            who += f" (key {show(ran_by['key'])})"
         print(f"standing: {verdict['standing']} ({verdict['reason']})")
         print(f"runner signature: {_RUNNER_SIGNATURE[verdict['runner_signature']]}")
-        print(f"ran by: {who}")
+        print(f"ran by: {who_ran(verdict['ran_by'])}")
         print(f"outcome: {show(verdict['outcome'])}")
         for note in notes:
             print(f"checked against {note}")
@@ -143,7 +139,7 @@ def register(sub: Any) -> None:
         description=textwrap.fill(
             "Read a result record written by `verify --record` or `verify-many --out` "
             "(one record per file). The standing is recomputed offline from the runner's "
-            "signature, ran_by and agent.keys, never read from the record (PROFILE §8).",
+            "signature, ran_by and agent.keys, never read from the record (docs/profile.md §8).",
             88,
         ),
     )

@@ -181,7 +181,7 @@ def _positive(text: str) -> int:
 
 
 def _add_runner(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("who ran it (PROFILE §8)")
+    group = parser.add_argument_group("who ran it (docs/profile.md §8)")
     group.add_argument(
         "--as", dest="party", choices=("self", "platform", "third_party"),
         default="third_party",
@@ -217,7 +217,8 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     group.add_argument(
         "--reading", choices=READINGS,
-        help="accept the card signature under this reading only (PROFILE §6.3; default: any)",
+        help="accept the card signature under this reading only "
+        "(docs/profile.md §6.3; default: any)",
     )  # fmt: skip
     group.add_argument(
         "--timeout", type=_seconds, default=10.0, metavar="S",
@@ -253,7 +254,7 @@ def register(subparsers: Any) -> None:
         "verify",
         help="interview an agent and diff it against what it declared",
         description="Interview the agent at URL (its base URL or its card URL) with the "
-        "procedure of the interview draft §8 and PROFILE §7, and report what it found.",
+        "procedure of the interview draft §8 and docs/profile.md §7, and report what it found.",
         epilog=VERIFY_EPILOG,
         formatter_class=formatter,
     )
@@ -265,7 +266,7 @@ def register(subparsers: Any) -> None:
     out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     add_store_option(out, default=False)
     _add_runner(verify)
-    keys = verify.add_argument_group("card keys (PROFILE §6.4)")
+    keys = verify.add_argument_group("card keys (docs/profile.md §6.4)")
     keys.add_argument(
         "--jwks", metavar="FILE",
         help="pin the card's keys (a JWK Set file); else its same-origin jku is fetched",

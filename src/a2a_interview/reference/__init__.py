@@ -14,7 +14,7 @@ from ..ijson import JSONObject, loads
 ORIGIN: Final = "https://stonework.example"
 CARD_KID: Final = "stonework-test-2026"
 JWKS_PATH: Final = "/.well-known/jwks.json"
-# TEST ONLY: the Agent SoW family's public test seed (vectors/README.md).
+# TEST ONLY: the Agent SoW family's public test seed (the test data of tests/data/README.md).
 PROPOSAL_SEED: Final = "SUAEGDPNTWXACIF45CA23BUY36RIMWZXW5LEHSEOK2ONS5JWJ7PBC2EWBA"
 PROPOSAL_KEY: Final = "UBMBH4BK6EIHQFVMHLSABFSQXB3JXUFZOXVZQTIERO33AD4HHAI3D7QP"
 PROPOSAL_FILES: Final = ("reconcile-statement.sow.json", "flag-exceptions.sow.json")

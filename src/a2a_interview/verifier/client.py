@@ -1,6 +1,6 @@
 """The interviewer's HTTP client: a driver on ``httpx`` (async).
 
-Every read is bounded (STYLE.md, "Security code"):
+Every read is bounded (docs/style.md, "Security code"):
 
 - **size**: bodies over ``max_bytes`` (1 MiB, PROFILE §1.4) are abandoned mid-stream,
   the bound applied to the decoded bytes as they are decoded (:func:`read_body`: one
