@@ -477,6 +477,26 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
         ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
         ("[fd00::1]", "private"),
         ("not-an-address", "private"),
+        # issue 14 finding 10: every IPv6 form that embeds an IPv4 address is judged by
+        # it, the stricter judgement winning (PROFILE §7, docs/decisions.md "Network").
+        ("::ffff:0:127.0.0.1", "loopback"),  # IPv4-translated (RFC 2765)
+        ("[::ffff:0:7f00:1]", "loopback"),
+        ("::ffff:0:a9fe:a9fe", "private"),  # translated metadata service
+        ("::ffff:0:10.0.0.1", "private"),
+        ("::ffff:0:8.8.8.8", "public"),
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", "private"),
+        ("64:ff9b:1::a9fe:a9fe", "private"),  # local-use NAT64 (RFC 8215)
+        ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+        ("2002:a9fe:a9fe::1", "private"),
+        ("2002:808:808::1", "public"),
+        ("::127.0.0.1", "private"),  # IPv4-compatible (deprecated)
+        ("::169.254.169.254", "private"),
+        ("::8.8.8.8", "private"),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "private"),  # Teredo
+        ("2606:4700::5efe:a9fe:a9fe", "private"),  # ISATAP of 169.254.169.254
+        ("2606:4700::200:5efe:7f00:1", "loopback"),  # ISATAP of 127.0.0.1
+        ("2606:4700::200:5efe:808:808", "public"),
     ],
 )
 def test_what_counts_as_public(address: str, kind: str) -> None:
@@ -489,6 +509,9 @@ PRIVATE_URLS = (
     "https://169.254.169.254/latest/meta-data/",
     "https://[fd00::1]/",
     "https://[::ffff:10.0.0.1]/",
+    "https://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated (issue 14 finding 10)
+    "https://[64:ff9b::a00:1]/",
+    "https://[2002:a9fe:a9fe::1]/",
     "https://100.64.0.1/",
     "https://0.0.0.0/",
 )

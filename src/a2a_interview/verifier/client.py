@@ -337,29 +337,53 @@ _NOT_PUBLIC_V6: Final = tuple(ipaddress.IPv6Network(n) for n in (
     "::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "3fff::/20",
     "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 ))  # fmt: skip
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+# The IPv6 forms that carry an IPv4 address in their last 32 bits (issue 14 finding 10):
+# IPv4-mapped and IPv4-translated (RFC 4291, RFC 2765), NAT64 (RFC 6052), the deprecated
+# IPv4-compatible ::a.b.c.d. 6to4 (2002::/16) carries it in bits 16-47, ISATAP in the
+# interface identifier ::5efe:a.b.c.d (RFC 5214) under any prefix; Teredo (2001::/32)
+# is refused whole by 2001::/23 above.
+_EMBEDDING_V6: Final = tuple(ipaddress.IPv6Network(n) for n in (
+    "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96", "::/96",
+))  # fmt: skip
+_ISATAP_IDS: Final = frozenset({0x00005EFE, 0x02005EFE})
+_STRICTNESS: Final[dict[AddressKind, int]] = {"public": 0, "loopback": 1, "private": 2}
+
+
+def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address ``ip`` carries, if it is one of the embedding forms."""
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if any(ip in net for net in _EMBEDDING_V6) or (int(ip) >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
+        return low
+    return None
 
 
 def address_kind(address: str) -> AddressKind:
     """``loopback`` (127.0.0.0/8, ``::1``), ``public``, or ``private`` for every other
     special-purpose address: RFC 1918, CGNAT 100.64/10, link-local (169.254.169.254,
     the metadata service, among them), unique-local fd00::/8, multicast, unspecified,
-    documentation, reserved. An address embedding an IPv4 one (IPv4-mapped
-    ``::ffff:a.b.c.d``, 6to4, NAT64) is judged by it. Anything that does not parse as
-    an IP address is ``private`` (refused)."""
+    documentation, reserved. An IPv6 address that embeds an IPv4 one (IPv4-mapped
+    ``::ffff:a.b.c.d``, IPv4-translated ``::ffff:0:a.b.c.d``, IPv4-compatible,
+    NAT64, 6to4, ISATAP) is judged by it too, the stricter judgement winning. Anything
+    that does not parse as an IP address is ``private`` (refused)."""
     try:
         ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
     except ValueError:
         return "private"
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            return address_kind(str(embedded))
         if ip == ipaddress.IPv6Address("::1"):
             return "loopback"
-        return "private" if any(ip in net for net in _NOT_PUBLIC_V6) else "public"
+        own: AddressKind = "private" if any(ip in net for net in _NOT_PUBLIC_V6) else "public"
+        embedded = _embedded_v4(ip)
+        if embedded is None:
+            return own
+        inner = _v4_kind(embedded)
+        return max(own, inner, key=_STRICTNESS.__getitem__)
+    return _v4_kind(ip)
+
+
+def _v4_kind(ip: ipaddress.IPv4Address) -> AddressKind:
     if ip.is_loopback:
         return "loopback"
     if ip == ipaddress.IPv4Address("255.255.255.255"):
