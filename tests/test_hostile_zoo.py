@@ -27,6 +27,7 @@ import pytest
 from a2a_interview import reference
 from a2a_interview.cli import main
 from a2a_interview.record import schema
+from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, TERMS_URI
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.client import (
@@ -414,11 +415,20 @@ async def test_a_429_storm_with_any_retry_after_ends_rate_limited(retry_after: s
     ended(document, "rate_limited")
 
 
-async def test_a_429_storm_ends_at_the_deadline_when_the_budget_is_larger() -> None:
-    storm = answer(429, [("Retry-After", HUGE_DATE)], b"")
+async def test_a_429_wait_past_the_deadline_ends_rate_limited_at_once_saying_what_to_change() -> (
+    None
+):
+    # PROFILE §7: a 429 is waited out as Retry-After asks, within the deadline; a wait that
+    # would outlast it ends the run now, and the record says what to change (issue 12
+    # finding 4: --max-skills, the deadline, the agent's --rate-limit).
+    storm = answer(429, [("Retry-After", "30")], b"")
     with raw_server(storm) as origin:
-        document = await verified(origin, total_timeout=0.5)
-    ended(document, "deadline")
+        document = await verified(origin, total_timeout=5)
+    ended(document, "rate_limited")
+    detail = document["incomplete"]["detail"]
+    assert "--max-skills" in detail and "--rate-limit" in detail and "--deadline" in detail
+    assert document["incomplete"]["url"] == origin + CARD_PATH
+    assert "--rate-limit" in render_report(document)
 
 
 def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> None:
@@ -753,7 +763,9 @@ def _changing_card(origin: str) -> Any:
     other = honest(origin, edit_card=rename).card  # signed, valid: only its name differs
 
     def swap(call: Call, reply: Reply) -> Reply:
-        if call.path == CARD_PATH and call.cards % 2 == 0:
+        # Two card fetches a run, the default card and the 1.0 variant (PROFILE §7): the
+        # first run sees the other card, the re-run the honest one.
+        if call.path == CARD_PATH and call.cards // 2 % 2 == 0:
             return Reply(reply.status, reply.headers, json.dumps(other).encode())
         return reply
 
@@ -807,11 +819,12 @@ def test_verify_many_over_the_whole_zoo(tmp_path: Path, capsys: pytest.CaptureFi
         "deep": json_reply(b"[" * 100_000 + b"]" * 100_000),
         "duplicate": json_reply(b'{"a": 1, "a": 2}'),
     }
-    # The storm: an unreadable date is the default 1 s wait; five of them outlast 4 s.
+    # The storm: an unreadable date is the default 1 s wait; the wait that would outlast
+    # the 4 s deadline is not begun, and the run ends rate_limited (PROFILE §7).
     expected = {
         "bomb": "too_large", "stacked": "bad_encoding", "endless": "too_large",
         "stall": "timeout", "trickle": "timeout", "loop": "redirect_refused",
-        "storm": "deadline", "deep": "card_unreadable", "duplicate": "card_unreadable",
+        "storm": "rate_limited", "deep": "card_unreadable", "duplicate": "card_unreadable",
     }  # fmt: skip
     with contextlib.ExitStack() as stack:
         origins = {name: stack.enter_context(raw_server(h)) for name, h in raw.items()}
