@@ -26,6 +26,7 @@ from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
 from ..cardsig import READINGS
+from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from . import (
     EXIT_FAILED,
     EXIT_NOT_OFFERED,
@@ -229,8 +230,14 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
         "(default 256; 0: all)",
     )  # fmt: skip
     group.add_argument(
-        "--max-interfaces", type=_limit, default=8, metavar="N",
-        help="interview at most N interfaces; the rest is an advisory (default 8; 0: all)",
+        "--max-interfaces", type=_limit, default=MAX_INTERFACES, metavar="N",
+        help=f"interview at most N interfaces, never more than {MAX_INTERFACES} "
+        f"(PROFILE §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-requests", type=_limit, default=MAX_REQUESTS, metavar="N",
+        help="the request budget of one run: past it the run ends unreachable "
+        f"(reason request_budget; default {MAX_REQUESTS}, 0: none)",
     )  # fmt: skip
 
 
@@ -359,6 +366,7 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
         total_timeout=args.deadline,
         max_skills=args.max_skills,
         max_interfaces=args.max_interfaces,
+        max_requests=args.max_requests,
         **extra,
     )
 

@@ -323,6 +323,7 @@ class _Procedure:
         self.options = options
         self._ids = 0
         self._strikes: dict[str, int] = {}  # interface url: failures in a row
+        self._abandoned: set[str] = set()  # interfaces whose last answer was the third
 
     def next_id(self) -> int:
         self._ids += 1
@@ -336,6 +337,7 @@ class _Procedure:
         budget = self.options.max_requests
         self.session.budget = None if budget is None else self.session.sent + budget
         self._strikes.clear()
+        self._abandoned.clear()
         try:
             await self._steps(state)
         except _Stop as stop:
@@ -684,6 +686,8 @@ class _Procedure:
     ) -> tuple[Exchange, ResultRead]:
         """One call, recorded. With ``same_as`` (an earlier call with the same id), a
         response with the same status and body reuses that call's reading."""
+        if interface.url in self._abandoned:
+            raise _Abandoned(None)  # the third answer not of its binding was judged
         method = METHOD_PREFIX + question
         params: JSONObject | None = {"skill": skill} if skill is not None else None
         if not activated and interface.binding is Binding.JSONRPC:
@@ -722,26 +726,27 @@ class _Procedure:
         if response.status in (502, 503, 504):
             raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504"))
         exchange = Exchange(response.status, response.headers, response.body)
-        if same_as is not None:
-            earlier, read = same_as
-            if (earlier.status, earlier.body) == (exchange.status, exchange.body):
-                self._strikes[interface.url] = 0
-                return exchange, read
-        read = read_result(exchange, interface.binding, request_id)
+        if same_as is not None and (same_as[0].status, same_as[0].body) == (
+            exchange.status,
+            exchange.body,
+        ):
+            read = same_as[1]
+        else:
+            read = read_result(exchange, interface.binding, request_id)
         # PROFILE §7: answers that are not of the interface's binding, three in a row,
         # abandon it (the REST inactive probe's expected answer is the host's own 404).
         expected_404 = not activated and interface.binding is Binding.HTTP_JSON
         if expected_404 or is_binding_answer(exchange, interface.binding, read):
             self._strikes[interface.url] = 0
-        else:
-            self._strike(interface, None)
+        elif self._strike(interface):
+            self._abandoned.add(interface.url)  # after this answer is judged
         return exchange, read
 
-    def _strike(self, interface: Interface, failure: TransportFailure | None) -> None:
+    def _strike(self, interface: Interface) -> bool:
+        """Count a failure; whether it is the third in a row on ``interface``."""
         strikes = self._strikes.get(interface.url, 0) + 1
         self._strikes[interface.url] = strikes
-        if strikes >= FAILURES_IN_A_ROW:
-            raise _Abandoned(failure)
+        return strikes >= FAILURES_IN_A_ROW
 
     async def _send(
         self,
@@ -758,7 +763,8 @@ class _Procedure:
                     return await self.session.get(url, headers)
                 return await self.session.post(url, body, headers)
             except _STRIKES as exc:
-                self._strike(interface, exc)
+                if self._strike(interface):
+                    raise _Abandoned(exc) from None
 
     async def _interview(
         self, interface: Interface, declared: Declared, state: _RunState, *, twice: bool = True
