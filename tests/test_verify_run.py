@@ -25,6 +25,7 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.cardsig import load_private_key, sign_card
+from a2a_interview.cli import main
 from a2a_interview.record import schema
 from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, MAX_INTERFACES, MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
@@ -355,3 +356,10 @@ async def test_an_interface_failing_at_the_transport_names_its_url() -> None:
         incomplete = await _cause_of(origin)
     assert (incomplete["reason"], incomplete["cause"]) == ("connect_failed", "refused")
     assert incomplete["url"].startswith(closed + "/a2a/")
+
+
+def test_ask_names_the_url_and_the_cause(capsys: pytest.CaptureFixture[str]) -> None:
+    url = closed_port_url()
+    assert main(["ask", url, "identity"]) == 3
+    err = capsys.readouterr().err
+    assert f'(refused) at "{url.rstrip("/") + CARD_PATH}" [connect_failed]' in err, err

@@ -472,8 +472,14 @@ def _ask(args: argparse.Namespace) -> int:
         print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
         return EXIT_NOT_OFFERED
     except TransportFailure as exc:
+        from ..report import show
+
         hint = " (pass --allow-private)" if exc.code == "address_refused" else ""
-        print(f"a2a-interview: unreachable: {exc} [{exc.code}]{hint}", file=sys.stderr)
+        # issue 12 item 7: which URL, and why (the URL may come from the card: escaped)
+        cause = f" ({exc.cause})" if exc.cause else ""
+        at = f" at {show(exc.url)}" if exc.url else ""
+        print(f"a2a-interview: unreachable: {exc}{cause}{at} [{exc.code}]{hint}",
+              file=sys.stderr)  # fmt: skip
         return EXIT_UNREACHABLE
     except (IngressError, DeclarationError) as exc:
         print(f"a2a-interview: the card is not a strict I-JSON object [{exc.code}]",
