@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
+import ssl
 import struct
 import threading
 from collections import Counter
@@ -31,6 +33,7 @@ from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, MAX_INTERFACES, MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.client import ClientOptions
+from a2a_interview.verifier.wire import connect_cause
 from agents import Call, Reply, Wrap, answer, honest, raw_server, read_request
 from servers import closed_port_url, serve
 
@@ -363,3 +366,22 @@ def test_ask_names_the_url_and_the_cause(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["ask", url, "identity"]) == 3
     err = capsys.readouterr().err
     assert f'(refused) at "{url.rstrip("/") + CARD_PATH}" [connect_failed]' in err, err
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        (ConnectionRefusedError(errno.ECONNREFUSED, "refused"), "refused"),
+        (OSError(errno.EHOSTUNREACH, "No route to host"), "unreachable"),
+        (OSError(errno.ENETUNREACH, "Network is unreachable"), "unreachable"),
+        (ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number"), "tls"),
+        (ssl.SSLCertVerificationError(1, "certificate verify failed"), "tls"),
+        (ConnectionResetError(errno.ECONNRESET, "reset"), "reset"),
+        (TimeoutError(), "timeout"),
+        (OSError(errno.EMFILE, "Too many open files"), "connect"),
+    ],
+)
+def test_every_connect_error_has_its_cause(error: BaseException, cause: str) -> None:
+    # issue 12 item 7: the socket error classes a connection meets, each named (an
+    # unreachable host cannot be made on loopback, so its errno is classified here).
+    assert connect_cause(error) == cause
