@@ -1098,16 +1098,26 @@ async def ask(
     to ask on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict
     I-JSON object.
     """
-    with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
-        return await _ask(url, question, skill, options, transport)
+    seconds = math.inf if deadline is None else deadline
+    with anyio.move_on_after(seconds) as scope:
+        return await _ask(
+            url, question, skill, options, transport, deadline=anyio.current_time() + seconds
+        )
     assert scope.cancelled_caught
     raise DeadlineExceeded
 
 
 async def _ask(
-    url: str, question: str, skill: str | None, options: ClientOptions | None, transport: Any
+    url: str,
+    question: str,
+    skill: str | None,
+    options: ClientOptions | None,
+    transport: Any,
+    *,
+    deadline: float,
 ) -> AskResult:
     async with Interviewer(options, credential_origin=url, transport=transport) as session:
+        session.deadline = deadline  # a 429 wait past it ends the ask rate_limited now
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):
             raise AuthenticationRequired
