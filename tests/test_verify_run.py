@@ -385,3 +385,23 @@ def test_every_connect_error_has_its_cause(error: BaseException, cause: str) -> 
     # issue 12 item 7: the socket error classes a connection meets, each named (an
     # unreachable host cannot be made on loopback, so its errno is classified here).
     assert connect_cause(error) == cause
+
+
+@pytest.mark.parametrize(("status", "reason"), [(404, "card_status"), (503, "card_status")])
+async def test_a_card_url_that_does_not_answer_200_is_named(status: int, reason: str) -> None:
+    # issue 12 item 7: which URL, for every way a run ends at the transport or the card.
+    with raw_server(answer(status, [("Content-Type", "text/html")], b"no")) as origin:
+        incomplete = await _cause_of(origin)
+    assert (incomplete["reason"], incomplete["url"]) == (reason, origin + CARD_PATH)
+
+
+async def test_an_interface_answering_503_is_named() -> None:
+    def unavailable(call: Call) -> Reply | None:
+        if call.binding is not None:
+            return Reply(503, [(b"content-type", b"text/plain")], b"busy")
+        return None
+
+    with serve(lambda o: Wrap(honest(o), on_request=unavailable)) as origin:
+        incomplete = await _cause_of(origin)
+    assert incomplete["reason"] == "agent_unavailable"
+    assert incomplete["url"] == origin + "/a2a/jsonrpc"

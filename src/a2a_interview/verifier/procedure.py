@@ -361,7 +361,8 @@ class _Procedure:
         if response.status in (401, 403):
             raise _auth_required(None)
         if response.status != 200:
-            raise _Stop(Incomplete("card_status", "the card URL did not answer 200"))
+            raise _Stop(Incomplete("card_status", "the card URL did not answer 200",
+                                   url=without_credentials(response.url)))  # fmt: skip
         try:
             card = await _off_loop(
                 read_card, response.body, max_bytes=self.options.client.max_bytes
@@ -730,7 +731,8 @@ class _Procedure:
         if response.status in (401, 403):
             raise _auth_required(state.card)
         if response.status in (502, 503, 504):
-            raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504"))
+            raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
+                                   url=without_credentials(target)))  # fmt: skip
         exchange = Exchange(response.status, response.headers, response.body)
         if same_as is not None and (same_as[0].status, same_as[0].body) == (
             exchange.status,
