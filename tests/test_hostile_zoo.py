@@ -27,6 +27,7 @@ import pytest
 from a2a_interview import reference
 from a2a_interview.cli import main
 from a2a_interview.record import schema
+from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, TERMS_URI
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.client import (
@@ -414,11 +415,20 @@ async def test_a_429_storm_with_any_retry_after_ends_rate_limited(retry_after: s
     ended(document, "rate_limited")
 
 
-async def test_a_429_storm_ends_at_the_deadline_when_the_budget_is_larger() -> None:
-    storm = answer(429, [("Retry-After", HUGE_DATE)], b"")
+async def test_a_429_wait_past_the_deadline_ends_rate_limited_at_once_saying_what_to_change() -> (
+    None
+):
+    # PROFILE §7: a 429 is waited out as Retry-After asks, within the deadline; a wait that
+    # would outlast it ends the run now, and the record says what to change (issue 12
+    # finding 4: --max-skills, the deadline, the agent's --rate-limit).
+    storm = answer(429, [("Retry-After", "30")], b"")
     with raw_server(storm) as origin:
-        document = await verified(origin, total_timeout=0.5)
-    ended(document, "deadline")
+        document = await verified(origin, total_timeout=5)
+    ended(document, "rate_limited")
+    detail = document["incomplete"]["detail"]
+    assert "--max-skills" in detail and "--rate-limit" in detail and "--deadline" in detail
+    assert document["incomplete"]["url"] == origin + CARD_PATH
+    assert "--rate-limit" in render_report(document)
 
 
 def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> None:
@@ -427,7 +437,8 @@ def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> 
     with raw_server(storm) as origin:
         assert main(["ask", origin, "identity", "--deadline", "1.5"]) == 3
     err = capsys.readouterr().err
-    assert "[deadline]" in err and "internal error" not in err
+    # The 1 s waits are begun only while they end within the deadline (PROFILE §7).
+    assert "[rate_limited]" in err and "internal error" not in err
 
 
 def test_proposal_verify_url_survives_a_huge_retry_after(
@@ -477,6 +488,26 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
         ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
         ("[fd00::1]", "private"),
         ("not-an-address", "private"),
+        # issue 14 finding 10: every IPv6 form that embeds an IPv4 address is judged by
+        # it, the stricter judgement winning (PROFILE §7, docs/decisions.md "Network").
+        ("::ffff:0:127.0.0.1", "loopback"),  # IPv4-translated (RFC 2765)
+        ("[::ffff:0:7f00:1]", "loopback"),
+        ("::ffff:0:a9fe:a9fe", "private"),  # translated metadata service
+        ("::ffff:0:10.0.0.1", "private"),
+        ("::ffff:0:8.8.8.8", "public"),
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", "private"),
+        ("64:ff9b:1::a9fe:a9fe", "private"),  # local-use NAT64 (RFC 8215)
+        ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+        ("2002:a9fe:a9fe::1", "private"),
+        ("2002:808:808::1", "public"),
+        ("::127.0.0.1", "private"),  # IPv4-compatible (deprecated)
+        ("::169.254.169.254", "private"),
+        ("::8.8.8.8", "private"),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "private"),  # Teredo
+        ("2606:4700::5efe:a9fe:a9fe", "private"),  # ISATAP of 169.254.169.254
+        ("2606:4700::200:5efe:7f00:1", "loopback"),  # ISATAP of 127.0.0.1
+        ("2606:4700::200:5efe:808:808", "public"),
     ],
 )
 def test_what_counts_as_public(address: str, kind: str) -> None:
@@ -489,6 +520,9 @@ PRIVATE_URLS = (
     "https://169.254.169.254/latest/meta-data/",
     "https://[fd00::1]/",
     "https://[::ffff:10.0.0.1]/",
+    "https://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated (issue 14 finding 10)
+    "https://[64:ff9b::a00:1]/",
+    "https://[2002:a9fe:a9fe::1]/",
     "https://100.64.0.1/",
     "https://0.0.0.0/",
 )
@@ -730,7 +764,9 @@ def _changing_card(origin: str) -> Any:
     other = honest(origin, edit_card=rename).card  # signed, valid: only its name differs
 
     def swap(call: Call, reply: Reply) -> Reply:
-        if call.path == CARD_PATH and call.cards % 2 == 0:
+        # Two card fetches a run, the default card and the 1.0 variant (PROFILE §7): the
+        # first run sees the other card, the re-run the honest one.
+        if call.path == CARD_PATH and call.cards // 2 % 2 == 0:
             return Reply(reply.status, reply.headers, json.dumps(other).encode())
         return reply
 
@@ -784,11 +820,12 @@ def test_verify_many_over_the_whole_zoo(tmp_path: Path, capsys: pytest.CaptureFi
         "deep": json_reply(b"[" * 100_000 + b"]" * 100_000),
         "duplicate": json_reply(b'{"a": 1, "a": 2}'),
     }
-    # The storm: an unreadable date is the default 1 s wait; five of them outlast 4 s.
+    # The storm: an unreadable date is the default 1 s wait; the wait that would outlast
+    # the 4 s deadline is not begun, and the run ends rate_limited (PROFILE §7).
     expected = {
         "bomb": "too_large", "stacked": "bad_encoding", "endless": "too_large",
         "stall": "timeout", "trickle": "timeout", "loop": "redirect_refused",
-        "storm": "deadline", "deep": "card_unreadable", "duplicate": "card_unreadable",
+        "storm": "rate_limited", "deep": "card_unreadable", "duplicate": "card_unreadable",
     }  # fmt: skip
     with contextlib.ExitStack() as stack:
         origins = {name: stack.enter_context(raw_server(h)) for name, h in raw.items()}

@@ -94,9 +94,11 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert document["agent"]["card_signature"]["key_source"] == "jku"
     assert [p["result"] for p in document["runs"][0]["proposals"]] == ["ok", "ok"]
     assert advised(document) == {("transport", "loopback_http")}
-    # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes each.
+    # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes on the
+    # first; on the second, of the same card variant, each question once, its bytes compared
+    # with the first's (docs/decisions.md "Defaults that fit").
     calls = document["runs"][0]["calls"]
-    assert len(calls) == 2 * (1 + 2 * 11 + 2)
+    assert len(calls) == (1 + 2 * 11 + 2) + (1 + 11 + 2)
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
 
 
@@ -601,7 +603,8 @@ async def test_an_omitted_member_is_a_coverage_advisory_never_a_conflict() -> No
 
 async def test_an_agent_that_heals_between_runs_is_churn() -> None:
     # It lies while the verifier holds its first card, and is honest after the re-fetch.
-    edit = on_question("identity", set_member("/name", "Stonewerk"), when=lambda c: c.cards <= 1)
+    # Each run fetches the card twice: the default card and the 1.0 variant (PROFILE §7).
+    edit = on_question("identity", set_member("/name", "Stonewerk"), when=lambda c: c.cards <= 2)
     document = await interview(lambda o: rewrite_results(honest(o), edit))
     assert document["outcome"] == "churn"
     assert ("projection", "value_mismatch") in found(document, 0)

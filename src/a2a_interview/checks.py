@@ -78,6 +78,7 @@ __all__ = [
     "derive_outcome",
     "diff_answer",
     "find_interfaces",
+    "is_binding_answer",
     "no_match_selector",
     "overall_statuses",
     "read_result",
@@ -226,8 +227,8 @@ class Advisory:
     """A finding that is never a conflict (PROFILE §7 coverage, §8 advisories).
 
     ``code`` is ``coverage``, ``card_signature``, ``transport``, ``terms``,
-    ``interface`` or ``inactive_probe``; ``reason`` a fixed short code; ``value``
-    optional JSON data.
+    ``interface``, ``inactive_probe`` or ``card_variants``; ``reason`` a fixed short
+    code; ``value`` optional JSON data.
     """
 
     code: str
@@ -470,6 +471,22 @@ def read_result(exchange: Exchange, binding: Binding, request_id: int | str | No
     except WireFormatError as exc:
         return ResultRead(value, None, ("wire_format", str(exc)), status, canonical)
     return ResultRead(value, model, None, status, canonical)
+
+
+def is_binding_answer(exchange: Exchange, binding: Binding, read: ResultRead) -> bool:
+    """Whether ``exchange`` is an answer of ``binding`` at all, whatever it says: for
+    JSON-RPC a JSON-RPC 2.0 response object (any status), for HTTP+JSON a JSON body.
+    An HTML 404 is neither. Three that are not, in a row, abandon an interface
+    (PROFILE §7); ``read`` is the exchange's :func:`read_result`, which mostly decides."""
+    if read.problem is None or read.problem[0] in ("error_response", "wire_format"):
+        return True
+    try:
+        parsed = loads(exchange.body)
+    except IngressError:
+        return False
+    if binding is Binding.JSONRPC:
+        return isinstance(parsed, dict) and parsed.get("jsonrpc") == "2.0"
+    return True
 
 
 # ---------------------------------------------------------------------------------------

@@ -191,16 +191,25 @@ class ProposalRecord:
 class Incomplete:
     """Why a run could not complete (outcome ``unreachable``): a fixed ``reason`` code,
     fixed ``detail`` text, and for ``authentication_required`` the names of the card's
-    ``securitySchemes``."""
+    ``securitySchemes``. A transport failure also keeps the ``url`` whose exchange
+    failed (without credentials) and, for ``connect_failed`` and ``timeout``, its
+    ``cause`` (``name``, ``refused``, ``unreachable``, ``timeout``, ``tls``, ``reset``,
+    ``closed``, ``protocol``, ``connect``: issue 12 item 7)."""
 
     reason: str
     detail: str
     schemes: tuple[str, ...] = ()
+    url: str | None = None
+    cause: str | None = None
 
     def to_json(self) -> JSONObject:
         out: JSONObject = {"reason": self.reason, "detail": self.detail}
         if self.schemes:
             out["schemes"] = list(self.schemes)
+        if self.url is not None:
+            out["url"] = self.url
+        if self.cause is not None:
+            out["cause"] = self.cause
         return out
 
 

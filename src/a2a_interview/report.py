@@ -53,6 +53,7 @@ _LABEL: Final = {
     "skipped": "SKIP",
 }
 _MAX_SHOWN: Final = 160
+_MAX_DETAIL: Final = 400
 
 
 def show(value: Any, limit: int = _MAX_SHOWN) -> str:
@@ -62,9 +63,9 @@ def show(value: Any, limit: int = _MAX_SHOWN) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _bare(value: Any) -> str:
+def _bare(value: Any, limit: int = _MAX_SHOWN) -> str:
     """A peer string without its quotes (URLs, names), escaped as :func:`show`."""
-    text = show(value)
+    text = show(value, limit)
     return text[1:-1] if isinstance(value, str) and text.endswith('"') else text
 
 
@@ -225,7 +226,13 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     lines += ["", f"Outcome: {outcome_text}"]
     incomplete = doc.get("incomplete")
     if isinstance(incomplete, dict):
-        lines.append(f"  {_bare(incomplete.get('reason'))}: {_bare(incomplete.get('detail'))}")
+        detail = _bare(incomplete.get("detail"), _MAX_DETAIL)  # says what to change
+        lines.append(f"  {_bare(incomplete.get('reason'))}: {detail}")
+        if incomplete.get("url") is not None:
+            # issue 12 item 7: which URL failed, and why
+            cause = incomplete.get("cause")
+            why = f" ({_bare(cause)})" if cause is not None else ""
+            lines.append(f"  at {_bare(incomplete.get('url'))}{why}")
         schemes = incomplete.get("schemes")
         if incomplete.get("reason") == "authentication_required":
             named = ", ".join(show(s) for s in schemes) if isinstance(schemes, list) else ""

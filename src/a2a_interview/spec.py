@@ -51,6 +51,19 @@ MAX_DOCUMENT_BYTES: Final = 1 << 20
 MAX_DEPTH: Final = 64
 MAX_SAFE_INTEGER: Final = (1 << 53) - 1
 
+# PROFILE §7: the bounds of one verifier run, so that a hostile card can make the verifier
+# neither a load generator nor a CPU sink (issue 14 findings 5 and 6).
+MAX_SIGNATURES_TRIED: Final = 16  # a card's signatures checked, in card order
+MAX_KEYS_TRIED: Final = 64  # JWKS keys tried, in document order
+MAX_INTERFACES: Final = 16  # interfaces interviewed; the rest is an advisory
+MAX_REQUESTS: Final = 2048  # the default request budget of one run (--max-requests)
+FAILURES_IN_A_ROW: Final = 3  # transport failures or non-protocol answers: abandoned
+
+# PROFILE §7: the serving layers' default rate limit per client, sized with the verifier's
+# defaults so that one default verify of 100 skills on 3 interfaces (about 830 calls) or of
+# 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md).
+DEFAULT_RATE_LIMIT: Final = "1200/minute"
+
 # Agent SoW §6: the provider signature's domain separator.
 SOW_SIGNING_PREFIX: Final = b"agent-sow-v1\n"
 # PROFILE §8: the runner's signature over a result record.

@@ -255,3 +255,33 @@ def test_a_conditional_card_request_through_the_proxy_is_what_the_js_agent_sends
         proxied = _exchange(http, "GET", public + CARD_PATH, headers=wanted)
     assert direct[0] == 304
     assert proxied == direct
+
+
+def test_verify_of_the_signed_legacy_js_agent_behind_declare_is_consistent(
+    node: str, js: Path, tmp_path: Path
+) -> None:
+    # issue 12 finding 3, PROFILE §7 card variants: @a2a-js/sdk in legacy mode serves a
+    # 0.3 card without A2A-Version and a 1.0 card with it; the proxy (--declare
+    # --card-key) re-signs each. The verifier read the 0.3 card and judged the 1.0
+    # interfaces' answers against it: a persistent value_mismatch on identity's
+    # /signatures. Each interface is now judged against its own version's card.
+    keys = Keys(tmp_path)
+    agent_port, proxy_port = free_port(), free_port()
+    agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
+    card_file = write_json(tmp_path / "card.json", card(agent, declare=False, terms=False,
+                                                        legacy=True))  # fmt: skip
+    signing = ("--key", str(keys.jwk), "--kid", keys.kid)
+    argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare",
+                      "--card-key", str(keys.jwk), "--kid", keys.kid)  # fmt: skip
+    with (
+        running(agent_argv(node, js, agent_port, card_file, "--legacy", "on", *signing),
+                agent_port, tmp_path),
+        running(argv, proxy_port, tmp_path),
+    ):  # fmt: skip
+        variants = [httpx.get(public + CARD_PATH, headers=h).json() for h in ({}, V1)]
+        code, record = verify(public, "--jwks", str(keys.jwks))
+    assert variants[0]["signatures"] != variants[1]["signatures"]  # two variants, each signed
+    assert (code, record["outcome"], conflicts(record)) == (0, "consistent", [])
+    assert record["agent"]["card_signature"]["status"] == "verified"
+    calls = record["runs"][0]["calls"]
+    assert {c["interface"] for c in calls} == {public + "/a2a/jsonrpc", public + "/a2a/rest"}

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InterviewError
+from ..spec import DEFAULT_RATE_LIMIT
 from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input, redis_storage
 
 DESCRIPTION = """\
@@ -258,10 +259,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--rate-limit",
-        default="300/minute",
+        default=DEFAULT_RATE_LIMIT,
         metavar="LIMIT",
         help="interview calls allowed per client address, in the limits "
-        "notation ('10/second;300/minute'), or 'off' (default: 300/minute); "
+        f"notation ('10/second;300/minute'), or 'off' (default: {DEFAULT_RATE_LIMIT}); "
         "other traffic is never counted",
     )
     p.add_argument(

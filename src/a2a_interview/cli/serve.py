@@ -14,6 +14,7 @@ import logging
 import sys
 from typing import Any
 
+from ..spec import DEFAULT_RATE_LIMIT
 from . import EXIT_UNREACHABLE, UsageError, redis_storage, serve_until_stopped
 
 
@@ -132,7 +133,7 @@ def register(sub: Any) -> None:
         "--rate-limit",
         metavar="LIMIT",
         help="interview calls allowed per client, e.g. '10/second;300/minute', or 'off' "
-        "(default: the server's, 300/minute)",
+        f"(default: the server's, {DEFAULT_RATE_LIMIT})",
     )
     p.add_argument(
         "--redis",

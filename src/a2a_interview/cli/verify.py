@@ -26,6 +26,7 @@ from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
 from ..cardsig import READINGS
+from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from . import (
     EXIT_FAILED,
     EXIT_NOT_OFFERED,
@@ -230,8 +231,14 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
         "(default 256; 0: all)",
     )  # fmt: skip
     group.add_argument(
-        "--max-interfaces", type=_limit, default=8, metavar="N",
-        help="interview at most N interfaces; the rest is an advisory (default 8; 0: all)",
+        "--max-interfaces", type=_limit, default=MAX_INTERFACES, metavar="N",
+        help=f"interview at most N interfaces, never more than {MAX_INTERFACES} "
+        f"(PROFILE §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
+    )  # fmt: skip
+    group.add_argument(
+        "--max-requests", type=_limit, default=MAX_REQUESTS, metavar="N",
+        help="the request budget of one run: past it the run ends unreachable "
+        f"(reason request_budget; default {MAX_REQUESTS}, 0: none)",
     )  # fmt: skip
 
 
@@ -360,6 +367,7 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
         total_timeout=args.deadline,
         max_skills=args.max_skills,
         max_interfaces=args.max_interfaces,
+        max_requests=args.max_requests,
         **extra,
     )
 
@@ -465,8 +473,14 @@ def _ask(args: argparse.Namespace) -> int:
         print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
         return EXIT_NOT_OFFERED
     except TransportFailure as exc:
+        from ..report import show
+
         hint = " (pass --allow-private)" if exc.code == "address_refused" else ""
-        print(f"a2a-interview: unreachable: {exc} [{exc.code}]{hint}", file=sys.stderr)
+        # issue 12 item 7: which URL, and why (the URL may come from the card: escaped)
+        cause = f" ({exc.cause})" if exc.cause else ""
+        at = f" at {show(exc.url)}" if exc.url else ""
+        print(f"a2a-interview: unreachable: {exc}{cause}{at} [{exc.code}]{hint}",
+              file=sys.stderr)  # fmt: skip
         return EXIT_UNREACHABLE
     except (IngressError, DeclarationError) as exc:
         print(f"a2a-interview: the card is not a strict I-JSON object [{exc.code}]",

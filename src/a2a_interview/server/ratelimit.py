@@ -20,9 +20,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "rate limiting needs the 'server' extra: pip install 'a2a-interview[server]'"
     ) from exc
 
+from ..spec import DEFAULT_RATE_LIMIT
+
 log = logging.getLogger("a2a_interview.server")
 
-DEFAULT_LIMIT: Final = "300/minute"
+DEFAULT_LIMIT: Final = DEFAULT_RATE_LIMIT
 _NAMESPACE: Final = "a2a-interview"
 
 

@@ -36,6 +36,7 @@ Failures are exceptions of one small tree, each with a stable ``code``::
     ├── RateLimited         rate_limited       (429 beyond the wait budget)
     ├── EncodingRefused     bad_encoding       (stacked, unknown or corrupt coding)
     ├── AddressRefused      address_refused    (not a public address)
+    ├── BudgetSpent         request_budget     (the run's request budget is spent)
     └── DeadlineExceeded    deadline           (the caller's overall deadline)
 
 Requires the ``client`` extra (``pip install 'a2a-interview[client]'``).
@@ -71,12 +72,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import InterviewError
 from ..spec import CARD_PATH, MAX_DOCUMENT_BYTES
-from .wire import Pool, RawResponse, WireError, WireTooLarge
+from .wire import Pool, RawResponse, WireError, WireTooLarge, connect_cause
 
 __all__ = [
     "ACCEPT_ENCODING",
+    "CAUSES",
     "AddressRefused",
     "BodyTooLarge",
+    "BudgetSpent",
     "ClientOptions",
     "ConnectFailed",
     "DeadlineExceeded",
@@ -109,9 +112,41 @@ _INFLATE_SLICE: Final = 64 * 1024  # decoded bytes produced per zlib call
 
 
 class TransportFailure(InterviewError):
-    """The exchange could not be completed; nothing was learnt about the agent."""
+    """The exchange could not be completed; nothing was learnt about the agent.
+
+    ``url`` is the URL whose exchange failed (without credentials), set when it is
+    known; ``cause`` refines ``connect_failed`` and ``timeout`` (issue 12 item 7): one
+    of :data:`CAUSES`."""
 
     code = "transport"
+    url: str | None = None
+    cause: str | None = None
+
+    def at(self, url: str) -> TransportFailure:
+        """This failure, naming ``url`` unless it names one already."""
+        if self.url is None:
+            self.url = without_credentials(url)
+        return self
+
+
+CAUSES: Final[dict[str, str]] = {
+    "name": "the host name did not resolve",
+    "refused": "the connection was refused",
+    "unreachable": "no route to the host",
+    "timeout": "the host did not answer in time",
+    "tls": "the TLS handshake failed (a bad certificate, or TLS to a plain HTTP port)",
+    "reset": "the connection was reset",
+    "closed": "the connection closed before the response ended",
+    "protocol": "the response was not HTTP/1.1 as it must be",
+    "connect": "the connection failed",
+}
+"""Why a connection failed: the ``cause`` of a ``connect_failed`` or ``timeout``."""
+
+
+def _failure(kind: type[TransportFailure], cause: str) -> TransportFailure:
+    failure = kind()
+    failure.cause = cause
+    return failure
 
 
 class InsecureURL(TransportFailure):
@@ -171,6 +206,12 @@ class AddressRefused(TransportFailure):
     code = "address_refused"
 
 
+class BudgetSpent(TransportFailure):
+    """The run's request budget is spent (PROFILE §7)."""
+
+    code = "request_budget"
+
+
 class DeadlineExceeded(TransportFailure):
     """The caller's overall deadline passed before the work was done."""
 
@@ -195,8 +236,8 @@ class ClientOptions:
     timeout: float = 10.0
     max_bytes: int = MAX_DOCUMENT_BYTES
     max_redirects: int = 3
-    retry_budget: float = 30.0
-    max_retry_after: float = 10.0
+    retry_budget: float = 120.0
+    max_retry_after: float = 60.0
     headers: tuple[tuple[str, str], ...] = ()
     allow_private: bool = False
     resolver: Resolver | None = None
@@ -224,6 +265,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _httpx_cause(exc: BaseException) -> str:
+    """The cause of an httpx failure, read from the OS or TLS error beneath it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return "name"
+        if isinstance(seen, OSError | ssl.SSLError):
+            cause = connect_cause(seen)
+            if cause != "connect":
+                return cause
+        seen = seen.__cause__ or seen.__context__
+    return "connect"
 
 
 def _split(url: str) -> SplitResult:
@@ -337,29 +392,53 @@ _NOT_PUBLIC_V6: Final = tuple(ipaddress.IPv6Network(n) for n in (
     "::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "3fff::/20",
     "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 ))  # fmt: skip
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+# The IPv6 forms that carry an IPv4 address in their last 32 bits (issue 14 finding 10):
+# IPv4-mapped and IPv4-translated (RFC 4291, RFC 2765), NAT64 (RFC 6052), the deprecated
+# IPv4-compatible ::a.b.c.d. 6to4 (2002::/16) carries it in bits 16-47, ISATAP in the
+# interface identifier ::5efe:a.b.c.d (RFC 5214) under any prefix; Teredo (2001::/32)
+# is refused whole by 2001::/23 above.
+_EMBEDDING_V6: Final = tuple(ipaddress.IPv6Network(n) for n in (
+    "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96", "::/96",
+))  # fmt: skip
+_ISATAP_IDS: Final = frozenset({0x00005EFE, 0x02005EFE})
+_STRICTNESS: Final[dict[AddressKind, int]] = {"public": 0, "loopback": 1, "private": 2}
+
+
+def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address ``ip`` carries, if it is one of the embedding forms."""
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if any(ip in net for net in _EMBEDDING_V6) or (int(ip) >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
+        return low
+    return None
 
 
 def address_kind(address: str) -> AddressKind:
     """``loopback`` (127.0.0.0/8, ``::1``), ``public``, or ``private`` for every other
     special-purpose address: RFC 1918, CGNAT 100.64/10, link-local (169.254.169.254,
     the metadata service, among them), unique-local fd00::/8, multicast, unspecified,
-    documentation, reserved. An address embedding an IPv4 one (IPv4-mapped
-    ``::ffff:a.b.c.d``, 6to4, NAT64) is judged by it. Anything that does not parse as
-    an IP address is ``private`` (refused)."""
+    documentation, reserved. An IPv6 address that embeds an IPv4 one (IPv4-mapped
+    ``::ffff:a.b.c.d``, IPv4-translated ``::ffff:0:a.b.c.d``, IPv4-compatible,
+    NAT64, 6to4, ISATAP) is judged by it too, the stricter judgement winning. Anything
+    that does not parse as an IP address is ``private`` (refused)."""
     try:
         ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
     except ValueError:
         return "private"
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            return address_kind(str(embedded))
         if ip == ipaddress.IPv6Address("::1"):
             return "loopback"
-        return "private" if any(ip in net for net in _NOT_PUBLIC_V6) else "public"
+        own: AddressKind = "private" if any(ip in net for net in _NOT_PUBLIC_V6) else "public"
+        embedded = _embedded_v4(ip)
+        if embedded is None:
+            return own
+        inner = _v4_kind(embedded)
+        return max(own, inner, key=_STRICTNESS.__getitem__)
+    return _v4_kind(ip)
+
+
+def _v4_kind(ip: ipaddress.IPv4Address) -> AddressKind:
     if ip.is_loopback:
         return "loopback"
     if ip == ipaddress.IPv4Address("255.255.255.255"):
@@ -673,6 +752,12 @@ class Interviewer:
         self.refused_origins: set[str] = set()
         self.waited = 0.0
         self.rate_limited = 0
+        # PROFILE §7: requests sent, the budget they may reach (``None``: none), and the
+        # caller's deadline (``anyio.current_time()`` based): a 429 is waited out only
+        # when the wait ends within it.
+        self.sent = 0
+        self.budget: int | None = None
+        self.deadline: float | None = None
 
     async def __aenter__(self) -> Interviewer:
         return self
@@ -709,6 +794,9 @@ class Interviewer:
         self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
     ) -> Response:
         limit = self.options.max_bytes
+        if self.budget is not None and self.sent >= self.budget:
+            raise BudgetSpent
+        self.sent += 1
         if self._wire is not None:
             return await self._exchange(self._wire, method, url, headers, content)
         assert self._http is not None
@@ -726,11 +814,11 @@ class Interviewer:
                         body,
                     )
         except TimeoutError:
-            raise TimedOut from None
+            raise _failure(TimedOut, "timeout") from None
         except httpx.TimeoutException:
-            raise TimedOut from None
-        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, UnicodeError):
-            raise ConnectFailed from None
+            raise _failure(TimedOut, "timeout") from None
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, UnicodeError) as exc:
+            raise _failure(ConnectFailed, _httpx_cause(exc)) from None
 
     async def _exchange(
         self,
@@ -745,11 +833,11 @@ class Interviewer:
             with anyio.fail_after(self.options.timeout):
                 raw = await wire.exchange(method, url, headers, content, max_bytes=2 * limit)
         except TimeoutError:
-            raise TimedOut from None
+            raise _failure(TimedOut, "timeout") from None
         except WireTooLarge:
             raise BodyTooLarge from None
-        except WireError:
-            raise ConnectFailed from None
+        except WireError as exc:
+            raise _failure(ConnectFailed, exc.cause) from None
         return Response(url, raw.status, raw.headers, decode_raw(raw, limit))
 
     def refuses(self, url: str) -> bool:
@@ -773,7 +861,7 @@ class Interviewer:
 
     def _refuse(self, url: str) -> NoReturn:
         self.refused_origins.add(_origin_text(url))
-        raise AddressRefused
+        raise AddressRefused().at(url)
 
     async def _patient(
         self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
@@ -789,6 +877,8 @@ class Interviewer:
             )
             if not math.isfinite(wait) or self.waited + wait > self.options.retry_budget:
                 break
+            if self.deadline is not None and anyio.current_time() + wait > self.deadline:
+                break  # a wait that outlasts the deadline: end now, saying so
             self.waited += wait
             self.rate_limited += 1
             await anyio.sleep(wait)
@@ -815,6 +905,8 @@ class Interviewer:
                 response = await self._patient(method, url, self._headers(url, headers), content)
             except AddressRefused:
                 self._refuse(url)  # raises, having noted the origin for the record
+            except TransportFailure as exc:
+                raise exc.at(url) from None
             location = response.header("location")
             if response.status not in _REDIRECTS or location is None:
                 return response
@@ -848,6 +940,8 @@ class Interviewer:
         counting it against the agent (PROFILE §7)."""
         try:
             response = await self.get(url)
+        except BudgetSpent:
+            raise  # the run's bound, not the document's failure
         except (RateLimited, ConnectFailed, TimedOut):
             if verifying:
                 raise

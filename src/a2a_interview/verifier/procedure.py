@@ -24,7 +24,9 @@ is not JSON, a total timeout, all become an ``unreachable`` record with an
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -32,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import anyio
+import anyio.to_thread
 
 from .. import nkeys
 from ..cardsig import READINGS, Reading, jwks_from_json, verify_card
@@ -59,6 +62,7 @@ from ..checks import (
     derive_outcome,
     diff_answer,
     find_interfaces,
+    is_binding_answer,
     no_match_selector,
     overall_statuses,
     read_result,
@@ -86,20 +90,30 @@ from ..record import (
 from ..report import render_report
 from ..spec import (
     EXTENSIONS_HEADER,
+    FAILURES_IN_A_ROW,
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
+    MAX_INTERFACES,
+    MAX_KEYS_TRIED,
+    MAX_REQUESTS,
+    MAX_SIGNATURES_TRIED,
     METHOD_PREFIX,
     QUESTIONS,
     VERSION_HEADER,
 )
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import (
+    CAUSES,
     AddressRefused,
+    BodyTooLarge,
     ClientOptions,
+    ConnectFailed,
     DeadlineExceeded,
+    EncodingRefused,
     InsecureURL,
     Interviewer,
     Response,
+    TimedOut,
     TransportFailure,
     card_url_for,
     check_url,
@@ -128,13 +142,22 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "timeout": "the agent did not answer in time",
     "too_large": "a response was larger than the size bound",
     "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
-    "rate_limited": "the agent kept answering 429 beyond the wait budget",
+    # issue 12 finding 4: a rate-limited end says what to change.
+    "rate_limited": "the agent kept answering 429 Too Many Requests past what the deadline "
+    "allows: ask fewer questions (--max-skills), allow a longer --deadline, or raise the "
+    "agent's rate limit (the proxy's and demo serve's --rate-limit)",
+    "request_budget": "the run's request budget was spent: raise --max-requests, or ask "
+    "fewer questions (--max-skills, --max-interfaces)",
     "unavailable": "a declared document's host answered 502, 503 or 504",
     "bad_encoding": "a body's Content-Encoding was stacked, unknown or corrupt",
     "address_refused": "a URL names an address that is not public (see --allow-private)",
     "transport": "the exchange failed",
 }
 DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure
+# Failures that say nothing about the agent's answers but that it did not give one: three
+# in a row on an interface abandon it (PROFILE §7).
+_STRIKES: Final = (ConnectFailed, TimedOut, BodyTooLarge, EncodingRefused)
+_VERSION: Final = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.\d{1,4})?")
 
 
 def _utcnow() -> datetime:
@@ -152,10 +175,12 @@ class VerifyOptions:
     ``card_signature`` conflict. ``total_timeout``: the deadline, seconds for the whole
     procedure, 429 waits and the re-run included (``None``: unbounded); when it passes
     the run ends ``unreachable`` with reason ``deadline``. ``max_interfaces`` /
-    ``max_skills``: at most this many interfaces are interviewed and skill selectors
-    asked, so a hostile card cannot turn one run into an unbounded stream of calls
-    (``None``: all; what is left out is an advisory). ``progress``: called with a short
-    stage name. ``clock``: gives ``started_at``/``finished_at`` (UTC-aware).
+    ``max_skills``: at most this many interfaces (never more than 16) are interviewed
+    and skill selectors asked, so a hostile card cannot turn one run into an unbounded
+    stream of calls (``None``: all; what is left out is an advisory). ``max_requests``:
+    the request budget of one run (PROFILE §7; ``None``: none); when it is spent the run
+    ends ``unreachable`` with reason ``request_budget``. ``progress``: called with a
+    short stage name. ``clock``: gives ``started_at``/``finished_at`` (UTC-aware).
     """
 
     party: Party = "third_party"
@@ -167,8 +192,9 @@ class VerifyOptions:
     churn_delay: float = 2.0
     client: ClientOptions = field(default_factory=ClientOptions)
     total_timeout: float | None = DEFAULT_DEADLINE
-    max_interfaces: int | None = 8
+    max_interfaces: int | None = MAX_INTERFACES
     max_skills: int | None = 256
+    max_requests: int | None = MAX_REQUESTS
     progress: Callable[[str], None] | None = None
     clock: Callable[[], datetime] = _utcnow
 
@@ -189,6 +215,14 @@ class AuthenticationRequired(InterviewError):
     def __init__(self, schemes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.schemes = schemes
+
+
+class _Abandoned(Exception):
+    """An interface gave three transport failures or non-protocol answers in a row."""
+
+    def __init__(self, failure: TransportFailure | None) -> None:
+        super().__init__("abandoned")
+        self.failure = failure
 
 
 class _Stop(Exception):
@@ -215,6 +249,27 @@ def _auth_required(card: Any) -> _Stop:
     )
 
 
+@dataclass(frozen=True)
+class _Variant:
+    """The card as served for one ``A2A-Version`` (``None``: none sent), and what this
+    profile would answer over it."""
+
+    version: str | None
+    card: JSONObject
+    digest: str
+    declared: Declared
+
+
+def _version(interface: Interface) -> str | None:
+    """The ``A2A-Version`` sent to ``interface`` and for its card variant (PROFILE §7):
+    none for 0.3, else its ``protocolVersion`` as Major.Minor (A2A 1.0 §3.6), ``1.0``
+    when it names none that reads as a version."""
+    if interface.legacy:
+        return None
+    match = _VERSION.fullmatch(interface.protocol_version or "")
+    return f"{int(match[1])}.{int(match[2])}" if match else A2A_VERSION
+
+
 @dataclass
 class _RunState:
     """One run's account, kept while it runs so a timeout can still report it."""
@@ -234,6 +289,10 @@ class _RunState:
     # agent.keys (PROFILE §8): every JWK seen for the card, every proposal signer's nkey.
     agent_jwks: list[Any] = field(default_factory=list)
     agent_nkeys: list[str] = field(default_factory=list)
+    # PROFILE §7 card variants: each version's card fetched once per run ("": none).
+    variants: dict[str, _Variant] = field(default_factory=dict)
+    documents: dict[str, bytes | None] = field(default_factory=dict)  # proposals by url
+    jwks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by jku
 
     def add(self, conflicts: list[Conflict]) -> None:
         for conflict in conflicts:
@@ -263,6 +322,8 @@ class _Procedure:
         self.url = url
         self.options = options
         self._ids = 0
+        self._strikes: dict[str, int] = {}  # interface url: failures in a row
+        self._abandoned: set[str] = set()  # interfaces whose last answer was the third
 
     def next_id(self) -> int:
         self._ids += 1
@@ -273,12 +334,16 @@ class _Procedure:
             self.options.progress(stage)
 
     async def run(self, state: _RunState) -> None:
+        budget = self.options.max_requests
+        self.session.budget = None if budget is None else self.session.sent + budget
+        self._strikes.clear()
+        self._abandoned.clear()
         try:
             await self._steps(state)
         except _Stop as stop:
             state.incomplete = stop.incomplete
         except TransportFailure as exc:
-            state.incomplete = Incomplete(exc.code, _TRANSPORT_DETAIL.get(exc.code, "failed"))
+            state.incomplete = _transport_incomplete(exc)
         except InterviewError as exc:
             # Peer data the core refused in a way no check anticipated: stop, never raise.
             state.incomplete = Incomplete(
@@ -296,16 +361,19 @@ class _Procedure:
         if response.status in (401, 403):
             raise _auth_required(None)
         if response.status != 200:
-            raise _Stop(Incomplete("card_status", "the card URL did not answer 200"))
+            raise _Stop(Incomplete("card_status", "the card URL did not answer 200",
+                                   url=without_credentials(response.url)))  # fmt: skip
         try:
-            card = read_card(response.body, max_bytes=self.options.client.max_bytes)
+            card = await _off_loop(
+                read_card, response.body, max_bytes=self.options.client.max_bytes
+            )
         except (IngressError, DeclarationError) as exc:
             raise _Stop(
                 Incomplete(
                     "card_unreadable", f"the card is not a strict I-JSON object ({exc.code})"
                 )
             ) from None
-        state.card, state.card_digest = card, digest(card)
+        state.card, state.card_digest = card, await _off_loop(digest, card)
         state.performed.add(Check.card_fetch)
 
         offered = interview_entry(card) is not None
@@ -321,6 +389,7 @@ class _Procedure:
         declared = await self._terms(card, state)
         if declared is None:
             return
+        state.variants[""] = _Variant(None, card, state.card_digest, declared)
 
         interfaces, skipped = find_interfaces(card)
         state.advisories += skipped
@@ -353,27 +422,107 @@ class _Procedure:
             return
         if not usable:
             raise AddressRefused if refused else InsecureURL
-        usable = _bounded(usable, self.options.max_interfaces, "interfaces_not_asked", state)
+        limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
+        usable = _bounded(usable, limit, "interfaces_not_asked", state)
 
-        answers: dict[tuple[str, str | None], tuple[str, bytes]] = {}
+        # Answers are compared across the interfaces that share a card variant; the
+        # first interface of a variant is asked every question twice (determinism), the
+        # others once, their bytes compared with the first's (the same check: PROFILE §7,
+        # docs/decisions.md "Defaults that fit").
+        answers: dict[tuple[str, str, str | None], tuple[str, bytes]] = {}
+        asked_twice: set[str] = set()
         interviewed = 0
+        failure: TransportFailure | None = None
         for interface in usable:
             self._progress(f"interface {interface.binding}")
+            variant = await self._variant(interface, state)
             try:
-                got = await self._interview(interface, declared, state)
+                got = await self._interview(
+                    interface, variant.declared, state, twice=variant.digest not in asked_twice
+                )
             except AddressRefused:
                 # A name judged at the connection is skipped as a literal is on sight
                 # above: only when every interface is refused does the run end so.
                 state.advisories.append(_address_refused(interface))
                 continue
+            except _Abandoned as abandoned:
+                failure = abandoned.failure or failure
+                state.advisories.append(
+                    Advisory("interface", "abandoned", source=Source("card", interface.member),
+                             value=FAILURES_IN_A_ROW,
+                             detail="abandoned for the run: transport failures or answers "
+                             "that are not of its binding, in a row")
+                )  # fmt: skip
+                if abandoned.failure is None:
+                    interviewed += 1  # it answered, not in its binding: judged as it did
+                continue
             interviewed += 1
-            for key, body in got.items():
-                first = answers.setdefault(key, (interface.url, body))
+            asked_twice.add(variant.digest)
+            for (question, skill), body in got.items():
+                first = answers.setdefault((variant.digest, question, skill), (interface.url, body))
                 if first[0] != interface.url:
-                    where = Where(interface.url, key[0], key[1])
+                    where = Where(interface.url, question, skill)
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
         if not interviewed:
+            if failure is not None:
+                raise failure  # every interface failed at the transport: unreachable
             raise AddressRefused
+
+    async def _variant(self, interface: Interface, state: _RunState) -> _Variant:
+        """The card variant ``interface`` is judged against (PROFILE §7): the card as
+        served under the interface's ``A2A-Version``, fetched once per run; the default
+        card for 0.3, and when the variant cannot be read (an advisory)."""
+        version = _version(interface)
+        default = state.variants[""]
+        if version is None:
+            return default
+        if version in state.variants:
+            return state.variants[version]
+        self._progress(f"card {version}")
+        assert state.card_url is not None
+        headers = (("Accept", "application/json"), (VERSION_HEADER, version))
+        response = await self.session.get(state.card_url, headers)
+        if response.status in (401, 403):
+            raise _auth_required(default.card)
+        card: JSONObject | None = None
+        if response.status == 200:
+            try:
+                card = await _off_loop(
+                    read_card, response.body, max_bytes=self.options.client.max_bytes
+                )
+            except (IngressError, DeclarationError):
+                card = None
+        if card is None:
+            state.advisories.append(
+                Advisory("card_variants", "variant_unreadable", value=version,
+                         detail="the card asked for with this A2A-Version did not answer 200 "
+                         "with a strict I-JSON object; its interfaces were judged against "
+                         "the default card")
+            )  # fmt: skip
+            state.variants[version] = default
+            return default
+        card_digest = await _off_loop(digest, card)
+        if card_digest == default.digest:
+            state.variants[version] = default
+            return default
+        await self._signature(card, response.url, state)
+        declared = await self._terms(card, state, primary=False)
+        if declared is None:
+            state.variants[version] = default
+            return default
+        if _without_signatures(card) != _without_signatures(default.card):
+            # PROFILE §7: variants that differ in more than their signatures are an
+            # advisory, never a conflict.
+            state.advisories.append(
+                Advisory("card_variants", "variants_differ",
+                         value={"version": version, "card_digest": card_digest},
+                         detail="the card served under this A2A-Version differs from the "
+                         "default card in more than its signatures; the answers on its "
+                         "interfaces were diffed against it")
+            )  # fmt: skip
+        variant = _Variant(version, card, card_digest, declared)
+        state.variants[version] = variant
+        return variant
 
     async def _signature(
         self, card: JSONObject, card_url: str, state: _RunState, *, judged: bool = True
@@ -382,28 +531,24 @@ class _Procedure:
         declare the interview), what would be a conflict is kept as an advisory: a
         not_offered result is never shown as a failure (PROFILE §7, interview §9 rule 2)."""
         readings = self.options.readings
-        self._runner_key(card, state)
+        card = _tried(card, state)
+        await self._runner_key(card, state)
         if self.options.jwks is not None:
-            report = verify_card(card, list(self.options.jwks), readings=readings)
+            pinned = _keys_tried(list(self.options.jwks), state)
+            report = await _off_loop(verify_card, card, pinned, readings=readings)
             source = "pinned"
             await self._pinned_agent_keys(card, card_url, state)
         else:
             # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
-            wanted: list[str] = []
-
-            def record(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
-                if jku is not None:
-                    wanted.append(jku)
-                return []
-
-            verify_card(card, record, readings=readings)
+            wanted = await _jkus(card)
             keys: dict[str, list[dict[str, Any]]] = {}
-            for jku in dict.fromkeys(wanted):
+            for jku in wanted:
                 keys[jku] = await self._jwks(jku, card_url, state)
                 state.agent_jwks += keys[jku]
-            report = verify_card(
-                card, lambda _kid, jku: keys.get(jku, []) if jku else [], readings=readings
-            )
+            report = await _off_loop(
+                verify_card, card, lambda _kid, jku: keys.get(jku, []) if jku else [],
+                readings=readings,
+            )  # fmt: skip
             source = "jku"
         conflicts, advisories = check_card_signature(
             report.status, require=self.options.require_signature, readings=readings
@@ -442,29 +587,21 @@ class _Procedure:
             ("pinned" if source == "pinned" else "jku") if verified else None,
         )
 
-    def _runner_key(self, card: JSONObject, state: _RunState) -> None:
+    async def _runner_key(self, card: JSONObject, state: _RunState) -> None:
         """PROFILE §8, issue 8 finding 5: a runner key that signed this card is an agent
         key, whether or not the card's own key could be obtained (no jku, a jku refused
         or down, an unrelated pinned JWKS). Tried under every reading."""
         if self.options.runner_seed is None:
             return
         runner = nkey_jwk(nkeys.public_of(nkeys.private_key(self.options.runner_seed)))
-        if verify_card(card, [runner]).status == "verified":
+        if (await _off_loop(verify_card, card, [runner])).status == "verified":
             state.agent_jwks.append(runner)
 
     async def _pinned_agent_keys(self, card: JSONObject, card_url: str, state: _RunState) -> None:
         """PROFILE §8 ``agent.keys`` with a pinned JWKS: its keys, and those of the card's
         own ``jku`` JWKS (fetched quietly, same rules: it verifies nothing here)."""
         state.agent_jwks += self.options.jwks or ()
-        named: list[str] = []
-
-        def collect(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
-            if jku is not None:
-                named.append(jku)
-            return []
-
-        verify_card(card, collect)
-        for jku in dict.fromkeys(named):
+        for jku in await _jkus(card):
             state.agent_jwks += await self._jwks(jku, card_url, state, quiet=True)
 
     async def _jwks(
@@ -488,14 +625,22 @@ class _Procedure:
         # A key kept away by 429s or an outage is only an advisory, unless a signature is
         # required: then the run cannot decide, and ends unreachable.
         verifying = self.options.require_signature and not quiet
+        if jku in state.jwks:  # fetched once per run, whichever variant names it
+            return state.jwks[jku]
         body = await self.session.fetch_document(jku, verifying=verifying)
         try:
-            return jwks_from_json(body) if body is not None else []
+            keys = jwks_from_json(body) if body is not None else []
         except KeyFormatError:
-            return []
+            keys = []
+        state.jwks[jku] = _keys_tried(keys, state)
+        return state.jwks[jku]
 
-    async def _terms(self, card: JSONObject, state: _RunState) -> Declared | None:
-        fetched: dict[str, bytes | None] = {}
+    async def _terms(
+        self, card: JSONObject, state: _RunState, *, primary: bool = True
+    ) -> Declared | None:
+        """Each terms entry verified (terms §3), each proposal fetched once per run.
+        Unless ``primary`` (a card variant), nothing is recorded twice."""
+        fetched = state.documents
         pairs: list[tuple[TermsEntry, ProposalVerdict]] = []
         for entry in read_terms_entries(card):
             body = None
@@ -509,6 +654,9 @@ class _Procedure:
                     )
                 body = fetched[entry.url]
             verdict = verify_proposal(entry.digest, body, max_bytes=self.options.client.max_bytes)
+            pairs.append((entry, verdict))
+            if not primary:
+                continue
             state.agent_nkeys += proposal_keys(body, self.options.client.max_bytes)
             if verdict.signer is not None:
                 state.agent_nkeys.append(verdict.signer)
@@ -521,9 +669,10 @@ class _Procedure:
                     Advisory("terms", verdict.result, source=Source("card", entry.member),
                              detail="the committed proposal failed verification")
                 )  # fmt: skip
-            pairs.append((entry, verdict))
         try:
-            return Declared.from_verdicts(card, pairs)
+            # The projections of a card near 1 MiB take a second: off the loop (PROFILE §7).
+            declared: Declared = await _off_loop(Declared.from_verdicts, card, pairs)
+            return declared
         except DeclarationError:
             state.add([
                 Conflict(Check.declaration, "card_unusable", source=Source("card", "/skills"),
@@ -544,13 +693,16 @@ class _Procedure:
     ) -> tuple[Exchange, ResultRead]:
         """One call, recorded. With ``same_as`` (an earlier call with the same id), a
         response with the same status and body reuses that call's reading."""
+        if interface.url in self._abandoned:
+            raise _Abandoned(None)  # the third answer not of its binding was judged
         method = METHOD_PREFIX + question
         params: JSONObject | None = {"skill": skill} if skill is not None else None
         if not activated and interface.binding is Binding.JSONRPC:
             params = {}  # PROFILE §7: the inactive probe is a well-formed call, "params": {}
         headers = [("Accept", "application/json")]
-        if not interface.legacy:
-            headers.append((VERSION_HEADER, A2A_VERSION))  # an empty version means 0.3
+        version = _version(interface)
+        if version is not None:  # none for 0.3: an empty version means 0.3
+            headers.append((VERSION_HEADER, version))
         if activated:
             headers.append((EXTENSIONS_HEADER, INTERVIEW_URI))
             if interface.legacy:
@@ -563,13 +715,15 @@ class _Procedure:
             if params is not None:
                 envelope["params"] = params
             headers.append(("Content-Type", "application/json"))
-            response = await self.session.post(interface.url, canonicalize(envelope), headers)
+            body: bytes | None = canonicalize(envelope)
+            target = interface.url
         else:
             # PROFILE §3b: GET {url}/interview/{question}[?skill=...]
-            url = interface.url.rstrip("/") + "/interview/" + quote(question, safe="")
+            target = interface.url.rstrip("/") + "/interview/" + quote(question, safe="")
             if skill is not None:
-                url += "?skill=" + quote(skill, safe="")
-            response = await self.session.get(url, headers)
+                target += "?skill=" + quote(skill, safe="")
+            body = None
+        response = await self._send(interface, target, body, headers)
         state.calls.append(
             CallRecord(interface.url, str(interface.binding), method, params, activated,
                        response.status, digest_bytes(response.body))
@@ -577,19 +731,55 @@ class _Procedure:
         if response.status in (401, 403):
             raise _auth_required(state.card)
         if response.status in (502, 503, 504):
-            raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504"))
+            raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
+                                   url=without_credentials(target)))  # fmt: skip
         exchange = Exchange(response.status, response.headers, response.body)
-        if same_as is not None:
-            earlier, read = same_as
-            if (earlier.status, earlier.body) == (exchange.status, exchange.body):
-                return exchange, read
-        return exchange, read_result(exchange, interface.binding, request_id)
+        if same_as is not None and (same_as[0].status, same_as[0].body) == (
+            exchange.status,
+            exchange.body,
+        ):
+            read = same_as[1]
+        else:
+            read = read_result(exchange, interface.binding, request_id)
+        # PROFILE §7: answers that are not of the interface's binding, three in a row,
+        # abandon it (the REST inactive probe's expected answer is the host's own 404).
+        expected_404 = not activated and interface.binding is Binding.HTTP_JSON
+        if expected_404 or is_binding_answer(exchange, interface.binding, read):
+            self._strikes[interface.url] = 0
+        elif self._strike(interface):
+            self._abandoned.add(interface.url)  # after this answer is judged
+        return exchange, read
+
+    def _strike(self, interface: Interface) -> bool:
+        """Count a failure; whether it is the third in a row on ``interface``."""
+        strikes = self._strikes.get(interface.url, 0) + 1
+        self._strikes[interface.url] = strikes
+        return strikes >= FAILURES_IN_A_ROW
+
+    async def _send(
+        self,
+        interface: Interface,
+        url: str,
+        body: bytes | None,
+        headers: list[tuple[str, str]],
+    ) -> Response:
+        """One exchange with an interface; a transport failure is tried again until it
+        is the third in a row on that interface, which abandons it (PROFILE §7)."""
+        while True:
+            try:
+                if body is None:
+                    return await self.session.get(url, headers)
+                return await self.session.post(url, body, headers)
+            except _STRIKES as exc:
+                if self._strike(interface):
+                    raise _Abandoned(exc) from None
 
     async def _interview(
-        self, interface: Interface, declared: Declared, state: _RunState
+        self, interface: Interface, declared: Declared, state: _RunState, *, twice: bool = True
     ) -> dict[tuple[str, str | None], bytes]:
         """Interview one interface; returns each question's answer bytes for the
-        cross-interface comparison."""
+        cross-interface comparison. Unless ``twice``, each question is asked once: its
+        determinism is then the agreement with the interface asked twice."""
         url = interface.url
         exchange, _ = await self._call(state, interface, "identity", None, activated=False)
         state.performed.add(Check.inactive_probe)
@@ -610,16 +800,20 @@ class _Procedure:
             first_exchange, first = await self._call(
                 state, interface, question, skill, request_id=request_id
             )
-            second_exchange, second = await self._call(
-                state, interface, question, skill, request_id=request_id,
-                same_as=(first_exchange, first),
-            )  # fmt: skip
+            exchanges = [first_exchange]
+            if twice:
+                second_exchange, second = await self._call(
+                    state, interface, question, skill, request_id=request_id,
+                    same_as=(first_exchange, first),
+                )  # fmt: skip
+                exchanges.append(second_exchange)
             state.performed.update((Check.activation_echo, Check.answer_shape, Check.determinism))
-            for exchange in (first_exchange, second_exchange):
+            for exchange in exchanges:
                 state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
             answer, shape = check_answer(first, where)
             state.add(shape)
-            state.add(check_determinism(first, second, where))
+            if twice:
+                state.add(check_determinism(first, second, where))
             if first.canonical is not None:
                 answers[question, skill] = first.canonical
             if answer is None:
@@ -648,6 +842,64 @@ class _Procedure:
         where = Where(url, "usage", selector)
         state.add(check_closure(read, refusal, Check.closure_selector, where))
         return answers
+
+
+def _transport_incomplete(exc: TransportFailure) -> Incomplete:
+    """Why a run ended at the transport, naming the URL and the cause (issue 12 item 7)."""
+    detail = _TRANSPORT_DETAIL.get(exc.code, "failed")
+    if exc.cause is not None and exc.code == "connect_failed":
+        detail = CAUSES.get(exc.cause, detail)
+    return Incomplete(exc.code, detail, url=exc.url, cause=exc.cause)
+
+
+def _without_signatures(card: JSONObject) -> bytes:
+    return canonicalize({k: v for k, v in card.items() if k != "signatures"})
+
+
+def _tried(card: JSONObject, state: _RunState) -> JSONObject:
+    """``card`` with at most :data:`MAX_SIGNATURES_TRIED` signatures (PROFILE §7): each
+    signature covers the card without ``signatures``, so the first ones verify alone."""
+    items = card.get("signatures")
+    if not isinstance(items, list) or len(items) <= MAX_SIGNATURES_TRIED:
+        return card
+    state.advisories.append(
+        Advisory("card_signature", "signatures_not_tried",
+                 value=len(items) - MAX_SIGNATURES_TRIED,
+                 detail=f"only the first {MAX_SIGNATURES_TRIED} signatures were tried")
+    )  # fmt: skip
+    return {**card, "signatures": items[:MAX_SIGNATURES_TRIED]}
+
+
+def _keys_tried(keys: list[Any], state: _RunState) -> list[Any]:
+    """The first :data:`MAX_KEYS_TRIED` keys of a JWK Set (PROFILE §7)."""
+    if len(keys) <= MAX_KEYS_TRIED:
+        return keys
+    state.advisories.append(
+        Advisory("card_signature", "keys_not_tried", value=len(keys) - MAX_KEYS_TRIED,
+                 detail=f"only the first {MAX_KEYS_TRIED} keys of a JWK Set were tried")
+    )  # fmt: skip
+    return keys[:MAX_KEYS_TRIED]
+
+
+async def _off_loop(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """CPU work (signature checks) in a worker thread, so the event loop keeps the
+    deadline (PROFILE §7); abandoned, not awaited, when the run is cancelled (the work
+    itself is bounded by the signatures and keys tried)."""
+    call = functools.partial(function, *args, **kwargs)
+    return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+
+
+async def _jkus(card: JSONObject) -> list[str]:
+    """Every ``jku`` the card's signatures name, once each, in order."""
+    wanted: list[str] = []
+
+    def record(_kid: str | None, jku: str | None) -> list[dict[str, Any]]:
+        if jku is not None:
+            wanted.append(jku)
+        return []
+
+    await _off_loop(verify_card, card, record)
+    return list(dict.fromkeys(wanted))
 
 
 def _address_refused(interface: Interface) -> Advisory:
@@ -729,6 +981,7 @@ async def verify(
     async with session:
         procedure = _Procedure(session, url, opts)
         timeout = opts.total_timeout if opts.total_timeout is not None else math.inf
+        session.deadline = anyio.current_time() + timeout  # 429 waits end within it
         with anyio.move_on_after(timeout) as scope:
             runs.append(_RunState())
             await procedure.run(runs[-1])
@@ -847,16 +1100,26 @@ async def ask(
     to ask on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict
     I-JSON object.
     """
-    with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
-        return await _ask(url, question, skill, options, transport)
+    seconds = math.inf if deadline is None else deadline
+    with anyio.move_on_after(seconds) as scope:
+        return await _ask(
+            url, question, skill, options, transport, deadline=anyio.current_time() + seconds
+        )
     assert scope.cancelled_caught
     raise DeadlineExceeded
 
 
 async def _ask(
-    url: str, question: str, skill: str | None, options: ClientOptions | None, transport: Any
+    url: str,
+    question: str,
+    skill: str | None,
+    options: ClientOptions | None,
+    transport: Any,
+    *,
+    deadline: float,
 ) -> AskResult:
     async with Interviewer(options, credential_origin=url, transport=transport) as session:
+        session.deadline = deadline  # a 429 wait past it ends the ask rate_limited now
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):
             raise AuthenticationRequired
@@ -873,6 +1136,8 @@ async def _ask(
         state = _RunState(card=card)
         try:
             exchange, read = await procedure._call(state, interfaces[0], question, skill)
+        except _Abandoned as abandoned:  # the third transport failure in a row
+            raise abandoned.failure or TransportFailure() from None
         except _Stop as stop:
             if stop.incomplete.reason == "authentication_required":
                 raise AuthenticationRequired(stop.incomplete.schemes) from None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import ipaddress
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
@@ -43,14 +44,46 @@ from .. import __version__
 _USER_AGENT: Final = f"a2a-interview/{__version__}"
 _MAX_HEADER_BYTES: Final = 64 * 1024
 _MAX_IDLE_PER_ORIGIN: Final = 2
+_UNREACHABLE: Final = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EHOSTDOWN,
+                                 errno.ENETDOWN, errno.EADDRNOTAVAIL})  # fmt: skip
 
 
 class WireError(Exception):
-    """The exchange did not complete: no connection, or not HTTP/1.1 as it must be."""
+    """The exchange did not complete: no connection, or not HTTP/1.1 as it must be.
+
+    ``cause`` names why, for the record (issue 12 item 7): ``name`` (the name did not
+    resolve), ``refused`` (connection refused), ``unreachable`` (no route to the host
+    or network), ``timeout`` (the system's connect timeout), ``tls`` (the TLS handshake
+    failed: a bad certificate, or TLS against plain HTTP), ``reset`` (the peer reset
+    the connection), ``closed`` (it closed before the response ended), ``protocol``
+    (the response is not HTTP/1.1 as it must be), ``connect`` (another socket error).
+    """
+
+    def __init__(self, message: str = "", cause: str = "protocol") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class WireTooLarge(WireError):
     """The response body on the wire is larger than the caller's bound."""
+
+    def __init__(self) -> None:
+        super().__init__("too large", "too_large")
+
+
+def connect_cause(exc: BaseException) -> str:
+    """The ``cause`` of :class:`WireError` for an exception from connecting."""
+    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
+        return "tls"
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused"
+    if isinstance(exc, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+        return "reset"
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, OSError) and exc.errno in _UNREACHABLE:
+        return "unreachable"
+    return "connect"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +153,10 @@ class _Exchange(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             if self.status and not self.framed and self.failure is None:
                 self._done()  # a body delimited by the connection's end (RFC 9112 §6.3)
+            elif exc is not None:
+                self._fail(WireError("connection lost", connect_cause(exc)))
             else:
-                self._fail(WireError("connection closed"))
+                self._fail(WireError("connection closed", "closed"))
 
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -267,9 +302,9 @@ class Pool:
             try:
                 addresses = list(dict.fromkeys(await self._resolve(name, port)))
             except (OSError, UnicodeError) as exc:
-                raise WireError("name lookup failed") from exc
+                raise WireError("name lookup failed", "name") from exc
         if not addresses:
-            raise WireError("name lookup failed")
+            raise WireError("name lookup failed", "name")
         if self._admit is not None:
             self._admit(addresses)
         loop = asyncio.get_running_loop()
@@ -284,7 +319,8 @@ class Pool:
                 failure = exc
                 continue
             return protocol, address
-        raise WireError("connect failed") from failure
+        cause = connect_cause(failure) if failure is not None else "connect"
+        raise WireError("connect failed", cause) from failure
 
     async def exchange(
         self,
