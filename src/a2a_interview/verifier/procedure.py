@@ -72,6 +72,7 @@ from ..models import Source
 from ..record import (
     CallRecord,
     CardSignature,
+    Credentials,
     Incomplete,
     Party,
     ProposalRecord,
@@ -204,12 +205,15 @@ def _scheme_names(card: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
 
 
-def _auth_required(card: Any) -> _Stop:
-    # interview §10: admission is the deployment's business; never non-conformance.
+def _auth_required(card: Any, options: ClientOptions) -> _Stop:
+    # interview §10: admission is the deployment's business; never non-conformance. The
+    # detail says what was sent, not which option to pass: verify and verify-many (a
+    # credentials file) give credentials differently.
+    sent = "the credentials given were refused" if options.headers else "none were given"
     return _Stop(
         Incomplete(
             "authentication_required",
-            "the agent requires authentication (pass --header or --bearer-env)",
+            f"the agent requires authentication ({sent})",
             _scheme_names(card),
         )
     )
@@ -294,7 +298,7 @@ class _Procedure:
         response = await self.session.get(card_url, (("Accept", "application/json"),))
         state.card_url = response.url
         if response.status in (401, 403):
-            raise _auth_required(None)
+            raise _auth_required(None, self.options.client)
         if response.status != 200:
             raise _Stop(Incomplete("card_status", "the card URL did not answer 200"))
         try:
@@ -575,7 +579,7 @@ class _Procedure:
                        response.status, digest_bytes(response.body))
         )  # fmt: skip
         if response.status in (401, 403):
-            raise _auth_required(state.card)
+            raise _auth_required(state.card, self.options.client)
         if response.status in (502, 503, 504):
             raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504"))
         exchange = Exchange(response.status, response.headers, response.body)
@@ -781,6 +785,7 @@ async def verify(
         agent_keys=agent_key_ids(
             [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
         ),
+        credentials=Credentials.of(opts.client.headers),
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)
@@ -810,6 +815,7 @@ def failed_record(
         outcome=Outcome.unreachable,
         checks=overall_statuses([], ()),
         incomplete=Incomplete(reason, detail),
+        credentials=Credentials.of(opts.client.headers),
     )
 
 
