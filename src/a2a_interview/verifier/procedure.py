@@ -840,10 +840,16 @@ async def ask(
     options: ClientOptions | None = None,
     transport: Any = None,
     deadline: float | None = DEFAULT_DEADLINE,
+    http: Any = None,
 ) -> AskResult:
     """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
     JSON-RPC interface (else the first HTTP+JSON one), all within ``deadline`` seconds
     (``None``: unbounded).
+
+    ``http``: an ``httpx.AsyncClient`` to share (the one an ``a2a-sdk`` client was made
+    with, say); it is not closed here, redirects stay the interviewer's (same origin,
+    GET only), and ``options.headers`` still go to the origin of ``url`` only, while the
+    client's own headers go wherever it does.
 
     Raises ``TransportFailure`` (its subclasses; also for a 502/503/504, and when the
     card URL does not answer 200; ``DeadlineExceeded`` when the deadline passes, and
@@ -854,15 +860,22 @@ async def ask(
     I-JSON object.
     """
     with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
-        return await _ask(url, question, skill, options, transport)
+        return await _ask(url, question, skill, options, (transport, http))
     assert scope.cancelled_caught
     raise DeadlineExceeded
 
 
 async def _ask(
-    url: str, question: str, skill: str | None, options: ClientOptions | None, transport: Any
+    url: str,
+    question: str,
+    skill: str | None,
+    options: ClientOptions | None,
+    through: tuple[Any, Any],
 ) -> AskResult:
-    async with Interviewer(options, credential_origin=url, transport=transport) as session:
+    transport, http = through
+    async with Interviewer(
+        options, credential_origin=url, transport=transport, http=http
+    ) as session:
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):
             raise AuthenticationRequired
