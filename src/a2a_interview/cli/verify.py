@@ -730,7 +730,7 @@ def _verify_many(args: argparse.Namespace) -> int:
     if ledger is not None:
         with ledger:
             new, already, refused = _store(ledger, lines)
-        stored = (f"stored {new} record(s) in {show_store(args.store)}"
+        stored = (f"stored {new} record(s)"
                   + (f", {already} already there" if already else "")
                   + (f", {refused} refused" if refused else ""))  # fmt: skip
     width = shutil.get_terminal_size((100, 24)).columns
@@ -744,10 +744,3 @@ def _verify_many(args: argparse.Namespace) -> int:
     if "unreachable" in outcomes:
         return EXIT_UNREACHABLE
     return EXIT_OK
-
-
-def show_store(url: str) -> str:
-    """The store's URL as shown: without a password."""
-    from ..verifier.client import without_credentials
-
-    return without_credentials(url) if "://" in url else url
