@@ -9,7 +9,9 @@ are served by one uvicorn process. The real command (``a2a-interview verify-many
 after round, alternately without a store and with ``--store`` a fresh SQLite file (the
 order reversed every other round). Agents per second is N over the command's wall time,
 start-up and the store's migrations included; the figure is the median of the per-round
-ratios (with ÷ without), the range beside it.
+ratios (with ÷ without), the range beside it. Then the last run's records are stored
+alone, one transaction each (how verify-many stored them before) and all in one (how it
+stores them now).
 
 Not a test: nothing asserts a time. Both sides share the machine, the agents and the
 moment; the ratio travels better than the absolute figures.
@@ -77,6 +79,25 @@ def run(listing: Path, work: Path, store: bool, extra: list[str]) -> tuple[float
     return elapsed, len(out.read_text().splitlines())
 
 
+def store_alone(work: Path) -> tuple[float, float]:
+    """The last run's records stored into fresh SQLite files: one transaction per record
+    (``Ledger.add``, how verify-many stored them before) and one for all
+    (``Ledger.put_many``, how it stores them now). Seconds for each."""
+    from a2a_interview.ledger import Ledger
+
+    lines = [line.encode() for line in (work / "records.jsonl").read_text().splitlines()]
+    with Ledger.open(str(work / "each.db")) as ledger:
+        start = time.perf_counter()
+        for line in lines:
+            ledger.add(line)
+        each = time.perf_counter() - start
+    with Ledger.open(str(work / "once.db")) as ledger:
+        start = time.perf_counter()
+        ledger.put_many(lines)
+        once = time.perf_counter() - start
+    return each, once
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=1000)
@@ -107,6 +128,7 @@ def main() -> None:
             print(f"round {round_ + 1}: without {rate[False]:.1f} agents/s, "
                   f"with --store {rate[True]:.1f} agents/s, ratio {ratios[-1]:.2f}",
                   flush=True)  # fmt: skip
+        store_each, store_once = store_alone(work)
     report: dict[str, Any] = {
         "agents": args.agents,
         "rounds": args.rounds,
@@ -114,6 +136,8 @@ def main() -> None:
         "with_store_agents_per_s": round(statistics.median(results[True]), 1),
         "ratio_median": round(statistics.median(ratios), 2),
         "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
+        "store_one_transaction_each_s": round(store_each, 2),
+        "store_one_transaction_for_all_s": round(store_once, 2),
     }
     print(json.dumps(report, indent=1))
 
