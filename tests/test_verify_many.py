@@ -365,3 +365,36 @@ def test_the_summary_counts_then_lists_only_what_was_not_consistent(
     assert "stored 3 record(s)" in first
     assert origins[0] in every and origins[1] in every
     assert "stored 3 record(s)" in every  # three new runs: three new records
+
+
+@pytest.mark.parametrize(
+    ("headers", "kind"),
+    [
+        ((), "none"),
+        ((("Authorization", "Bearer secret-token-1"),), "bearer"),
+        ((("authorization", "bearer secret-token-1"),), "bearer"),
+        ((("Authorization", "Basic c2VjcmV0LWJhc2lj"),), "basic"),
+        ((("Authorization", "DPoP secret-token-2"),), "authorization"),
+        ((("X-API-Key", "secret-key-1"),), "header"),
+        ((("X-API-Key", "secret-key-1"), ("Authorization", "Bearer secret-token-1")), "bearer"),
+    ],
+)
+def test_the_credential_kind_names_the_scheme_never_the_value(
+    headers: tuple[tuple[str, str], ...], kind: str
+) -> None:
+    # issue 12 item 7 (docs/decisions.md, Verifier 32c): bearer and API-key runs are
+    # told apart; no value is kept, and the record stays valid against the schema.
+    import jsonschema
+
+    from a2a_interview.record import Credentials, schema
+    from a2a_interview.verifier import failed_record
+    from a2a_interview.verifier.client import ClientOptions
+
+    record = failed_record(
+        "https://agent.example", VerifyOptions(client=ClientOptions(headers=headers))
+    ).to_json()
+    assert record["credentials"] == Credentials.of(headers).to_json()
+    assert record["credentials"]["kind"] == kind
+    assert record["credentials"]["headers"] == sorted({n.lower() for n, _ in headers})
+    assert not any(v in json.dumps(record) for _, v in headers)
+    jsonschema.validate(record, schema())
