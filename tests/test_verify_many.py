@@ -398,3 +398,28 @@ def test_the_credential_kind_names_the_scheme_never_the_value(
     assert record["credentials"]["headers"] == sorted({n.lower() for n, _ in headers})
     assert not any(v in json.dumps(record) for _, v in headers)
     jsonschema.validate(record, schema())
+
+
+@pytest.mark.anyio
+async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
+    # issue 12 "Clients" (docs/decisions.md, Verifier 3 and 32d): ask may share the httpx
+    # client of an a2a-sdk client; that client following redirects must not make ask
+    # follow one to another origin.
+    import httpx
+
+    from a2a_interview.verifier import ask
+    from a2a_interview.verifier.client import RedirectRefused
+    from agents import Call, Reply, Wrap
+
+    with serve_many([honest, honest]) as (other, origin):
+
+        def away(call: Call) -> Reply | None:
+            return Reply(302, [(b"location", f"{other}/.well-known/agent-card.json".encode())], b"")
+
+        with serve_many([lambda o: Wrap(honest(o), away)]) as (moved,):
+            async with httpx.AsyncClient(follow_redirects=True) as http:
+                answered = await ask(origin, "identity", http=http)
+                with pytest.raises(RedirectRefused):
+                    await ask(moved, "identity", http=http)
+                assert not http.is_closed
+    assert answered.read.problem is None
