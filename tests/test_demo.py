@@ -29,3 +29,30 @@ def test_demo_json_is_a_valid_record(capsys: pytest.CaptureFixture[str]) -> None
     assert record["outcome"] == "consistent"
     assert standing_of(record) == "claim"
     assert [p["result"] for p in record["runs"][0]["proposals"]] == ["ok", "ok"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/a2a/jsonrpc", "/a2a/jsonrpc/"])
+async def test_the_demo_answers_both_jsonrpc_spellings(path: str) -> None:
+    # issue 12 item 7: README's "The A2A TCK" recommends serving `{url}/` beside the card's
+    # URL (the TCK posts there); the demo itself must follow it, ordinary calls and the
+    # interview (PROFILE §3.1: served at the same URL as the core methods) alike.
+    import httpx
+
+    from a2a_interview import demo
+    from a2a_interview.spec import INTERVIEW_URI
+
+    origin = "http://127.0.0.1:8000"
+    app = demo.build_app(origin)
+    send = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "tck"}]}}}  # fmt: skip
+    identity = {"jsonrpc": "2.0", "id": 2, "method": "interview/identity"}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=origin) as http:
+        sent = await http.post(path, json=send, headers={"A2A-Version": "1.0"})
+        answer = await http.post(path, json=identity, headers={"A2A-Extensions": INTERVIEW_URI})
+    assert sent.status_code == 200
+    artifact = sent.json()["result"]["task"]["artifacts"][0]
+    assert artifact["parts"] == [{"text": "Stonework demo: tck"}]
+    assert answer.status_code == 200
+    assert answer.json()["result"]["question"] == "identity"

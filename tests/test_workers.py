@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -220,3 +221,50 @@ def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) 
         assert done.returncode == 2, done.stderr
         assert "the job queue in the store cannot be reached [store_unavailable]" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def _count(store: str, table: str) -> int:
+    engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+STAMPED = re.compile(r"a2a-interview worker \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: ")
+
+
+def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: Server) -> None:
+    # issue 15 item 5: every line of a worker carries its time (UTC); a worker stopped
+    # with Ctrl-C (or --once at the end of the queue) ends with a line saying so.
+    store = postgres_server.database()
+    with Ledger.open(store) as ledger:
+        ledger.add(_old_record("http://127.0.0.1:9"))  # a closed port: quickly unreachable
+    assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+    done = _cli("worker", "--store", store, "--once", *FAST)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and all(STAMPED.match(line) for line in lines), done.stderr
+    assert any("stored: unreachable http://127.0.0.1:9" in line for line in lines)
+    assert lines[-1].endswith("the queue is empty; stopped (1 record(s) stored)")
+
+    worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert worker.stderr is not None
+        first = worker.stderr.readline()  # up and waiting
+        assert STAMPED.match(first) and first.rstrip().endswith("waiting for jobs"), first
+        # Registered: procrastinate's own Ctrl-C handling is in place from then on.
+        _wait(lambda: _count(store, "procrastinate_workers") == 1, 30, "the worker")
+        time.sleep(0.5)
+        worker.send_signal(signal.SIGINT)
+        _, err = worker.communicate(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    assert worker.returncode == 0, err
+    last = err.splitlines()[-1]
+    assert STAMPED.match(last) and "stopped by Ctrl-C or SIGTERM" in last, err
+    assert "Traceback" not in err

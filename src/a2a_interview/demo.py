@@ -10,7 +10,8 @@ by :func:`a2a_interview.server.sdk.interview_routes`. On the same origin it serv
 - the JWK Set at that ``jku`` (``/.well-known/jwks.json``);
 - the two standing proposals at the urls the card commits to (``/terms/<name>.sow.json``);
 - JSON-RPC and HTTP+JSON at the paths of the card's interfaces (``/a2a/jsonrpc``,
-  ``/a2a/rest``), both answering the interview under activation.
+  ``/a2a/rest``), both answering the interview under activation; JSON-RPC also at
+  ``/a2a/jsonrpc/``, the spelling the A2A TCK posts to (README, "The A2A TCK").
 
 The executor is trivial: it answers ``Stonework demo: <your text>`` in a completed task.
 It holds no model; the interview never reaches it anyway.
@@ -148,7 +149,12 @@ def build_app(
     proposals = reference.proposals(base)
     routes = interview_routes(
         card,
-        jsonrpc_routes=create_jsonrpc_routes(handler, rpc_url=rpc_path),
+        # Both spellings of the JSON-RPC URL, as README recommends: the card's, and the
+        # A2A TCK's `{url}/` (its client posts to the interface URL plus a slash).
+        jsonrpc_routes=[
+            *create_jsonrpc_routes(handler, rpc_url=rpc_path),
+            *create_jsonrpc_routes(handler, rpc_url=rpc_path.rstrip("/") + "/"),
+        ],
         rest_routes=create_rest_routes(handler, path_prefix=rest_path),
         proposals=proposals,
         limiter=limiter,

@@ -47,6 +47,8 @@ __all__ = [
     "STANDING_REASONS",
     "CallRecord",
     "CardSignature",
+    "CredentialKind",
+    "Credentials",
     "Incomplete",
     "Party",
     "ProposalRecord",
@@ -146,6 +148,38 @@ class CardSignature:
             "thumbprint": self.thumbprint,
             "key_source": self.key_source,
         }
+
+
+CredentialKind = Literal["none", "bearer", "basic", "authorization", "header"]
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """``credentials``: which kind of credentials the runner sent to the agent's origin,
+    never their values (docs/decisions.md, Verifier, "The record"). ``kind`` is ``none``
+    (nothing sent), ``bearer`` / ``basic`` (an ``Authorization`` header of that scheme),
+    ``authorization`` (another scheme) or ``header`` (only other headers, such as an API
+    key's); ``headers`` the names sent, lowercased and sorted."""
+
+    kind: CredentialKind = "none"
+    headers: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, headers: Iterable[tuple[str, str]]) -> Credentials:
+        """What a record says of the credential ``headers`` (name, value) a run sent."""
+        pairs = [(name.lower(), value) for name, value in headers]
+        names = tuple(sorted({name for name, _ in pairs}))
+        if not pairs:
+            return cls()
+        kind: CredentialKind = "header"
+        scheme = next((v.split(" ", 1)[0].lower() for n, v in pairs if n == "authorization"),
+                      None)  # fmt: skip
+        if scheme is not None:
+            kind = scheme if scheme in ("bearer", "basic") else "authorization"  # type: ignore[assignment]
+        return cls(kind, names)
+
+    def to_json(self) -> JSONObject:
+        return {"kind": self.kind, "headers": list(self.headers)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +292,8 @@ class ResultRecord:
     incomplete: Incomplete | None = None
     # agent.keys (PROFILE §8): RFC 7638 thumbprints and proposal signers' nkeys, sorted.
     agent_keys: tuple[str, ...] = ()
+    # credentials: the kind sent to the agent's origin (None: not stated, older records).
+    credentials: Credentials | None = None
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -302,6 +338,8 @@ class ResultRecord:
         }
         if self.incomplete is not None:
             out["incomplete"] = self.incomplete.to_json()
+        if self.credentials is not None:
+            out["credentials"] = self.credentials.to_json()
         # Signatures come only from signed(), over exactly this document.
         out["standing"] = _standing(out, "valid" if self.signatures else "unsigned")[0]
         if self.signatures:

@@ -28,6 +28,8 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from ..spec import MAX_DOCUMENT_BYTES
 from . import EXIT_FAILED, EXIT_OK, UsageError
 
+EXIT_INTERRUPTED: Final = 130  # as main's for Ctrl-C
+
 if TYPE_CHECKING:
     from ..ledger import Ledger, StoredRecord
 
@@ -451,7 +453,16 @@ def _worker(args: argparse.Namespace) -> int:
             record = failed_record(url, options)
         return json.dumps(record.to_json(), ensure_ascii=False).encode("utf-8")
 
+    stored_count = 0
+
+    def say(text: str) -> None:
+        # Every line carries the time it was written (UTC): a worker runs for days.
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        print(f"a2a-interview worker {now}: {text}", file=sys.stderr, flush=True)
+
     def told(stored: StoredRecord, new: bool) -> None:
+        nonlocal stored_count
+        stored_count += new
         if args.json:
             line = {"stored": new} | summary(stored)
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -460,8 +471,8 @@ def _worker(args: argparse.Namespace) -> int:
             from ..report import show
 
             state = "stored" if new else "already stored"
-            print(f"a2a-interview worker: record {stored.id} {state}: {stored.outcome} "
-                  f"{show(stored.card_url, 120)[1:-1]}", file=sys.stderr, flush=True)  # fmt: skip
+            say(f"record {stored.id} {state}: {stored.outcome} "
+                f"{show(stored.card_url, 120)[1:-1]}")  # fmt: skip
 
     settings = WorkerSettings(
         verifier=interview,
@@ -476,10 +487,18 @@ def _worker(args: argparse.Namespace) -> int:
         from ..ledger.jobs import require_postgresql
 
         require_postgresql(ledger)  # SQLite: refused here, before anything starts
-        print("a2a-interview worker: waiting for jobs" if not args.once
-              else "a2a-interview worker: running the queued jobs", file=sys.stderr,
-              flush=True)  # fmt: skip
-        asyncio.run(run_worker(ledger, settings))
+        say("waiting for jobs" if not args.once else "running the queued jobs")
+        try:
+            asyncio.run(run_worker(ledger, settings))
+        except KeyboardInterrupt:  # a second Ctrl-C: the jobs held are left to recovery
+            say(f"interrupted; {stored_count} record(s) stored, the jobs it held are "
+                "queued again once its heartbeat is silent")  # fmt: skip
+            return EXIT_INTERRUPTED
+    if args.once:
+        say(f"the queue is empty; stopped ({stored_count} record(s) stored)")
+    else:  # procrastinate stops on SIGINT or SIGTERM once the jobs it holds are done
+        say(f"stopped by Ctrl-C or SIGTERM after finishing its jobs "
+            f"({stored_count} record(s) stored)")  # fmt: skip
     return EXIT_OK
 
 

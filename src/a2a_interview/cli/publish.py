@@ -139,7 +139,9 @@ def _card_sign(args: argparse.Namespace) -> int:
 
 # PROFILE §6.6 and §6.3: what `card verify` says besides the verdict, fixed wording.
 _CARD_ADVISORIES: dict[str, str] = {
-    "null_header_member": "a protected header member is null; read as absent (PROFILE §6.6)",
+    "null_header_member": (
+        "a protected header member is null; read as absent (docs/profile.md §6.6)"
+    ),
     "uncovered_members": "the verifying signature does not cover these served members",
 }
 
@@ -348,7 +350,7 @@ def register(sub: Any) -> None:
         formatter_class=raw,
         description=_wrap(
             "Sign CARD (detached JWS, JSON serialization, appended to `signatures`) so "
-            "that both official SDKs' verifiers and ours accept it (PROFILE §6.3). An A2A "
+            "that both official SDKs' verifiers and ours accept it (docs/profile.md §6.3). An A2A "
             "1.0 card is signed under the reading 'proto' (the card through the A2A 1.0 "
             "protobuf JSON form, as a2a-sdk and @a2a-js/sdk check it) and, when the card "
             'as served carries more (`"required": false`, empty values, members the 1.0 '

@@ -84,13 +84,24 @@ MANY_EPILOG = """\
 examples:
   a2a-interview verify-many agents.txt --concurrency 16 --out results.jsonl
   a2a-interview verify-many agents.txt --deadline 30 > results.jsonl
+  a2a-interview verify-many agents.txt --credentials creds.json --jwks keys.json
 
 FILE holds one URL per line (base URL or card URL); blank lines and lines starting
 with # are skipped. Records are written as JSON Lines in the file's order; a progress
-bar and a summary table go to stderr. Each agent has its own deadline, so one slow
-or hostile agent never holds up the others, and addresses that are not public are
-refused unless --allow-private, so a list from strangers cannot make this machine scan
-its own network.
+bar and a summary go to stderr (the count of each outcome, then every agent that was
+not consistent; --all lists every agent). Each agent has its own deadline, so one slow
+or hostile agent never holds up the others; at most --per-origin agents of one origin
+run at once, so a host serving many agents is not flooded; addresses that are not
+public are refused unless --allow-private, so a list from strangers cannot make this
+machine scan its own network.
+
+--credentials FILE is a JSON object from origins to what to send there; each agent
+gets only the credentials of its own URL's origin, sent to that origin only:
+  {"https://agents.example": {"bearer_env": "AGENTS_TOKEN"},
+   "https://other.example:8443": {"header_env": {"X-API-Key": "OTHER_KEY"}},
+   "https://third.example": {"headers": {"X-API-Key": "the key itself"}}}
+Each record says which kind was sent (credentials.kind: none, bearer, basic,
+authorization, header), never its value.
 
 exit codes: 0 none failed · 1 some agent non_conformant · 2 usage error ·
 3 some agent unreachable (and none non_conformant)"""
@@ -233,7 +244,7 @@ def _add_procedure(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-interfaces", type=_limit, default=MAX_INTERFACES, metavar="N",
         help=f"interview at most N interfaces, never more than {MAX_INTERFACES} "
-        f"(PROFILE §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
+        f"(docs/profile.md §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
     )  # fmt: skip
     group.add_argument(
         "--max-requests", type=_limit, default=MAX_REQUESTS, metavar="N",
@@ -321,11 +332,27 @@ def register(subparsers: Any) -> None:
     many.add_argument("--workers", type=_positive, default=None, metavar="N",
                       help="processes, each verifying --concurrency agents at once "
                       "(default: one per core, at most 8; fewer for short lists)")  # fmt: skip
+    many.add_argument("--per-origin", type=_positive, default=4, metavar="N",
+                      help="agents of one origin under way at once, all workers "
+                      "together (default 4)")  # fmt: skip
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
+    many.add_argument("--all", action="store_true",
+                      help="list every agent in the summary, not only those that were not "
+                      "consistent")  # fmt: skip
     add_store_option(many, default=False)
     _add_runner(many)
+    keys = many.add_argument_group("card keys (docs/profile.md §6.4)")
+    keys.add_argument(
+        "--jwks", metavar="FILE",
+        help="pin the cards' keys (a JWK Set file); else each card's same-origin jku",
+    )  # fmt: skip
     _add_procedure(many)
     _add_network(many, "each agent's whole procedure")
+    creds = many.add_argument_group("credentials (each origin's sent to that origin only)")
+    creds.add_argument(
+        "--credentials", metavar="FILE",
+        help="a JSON object from origins to headers or token variables (see below)",
+    )  # fmt: skip
     many.set_defaults(run=_verify_many)
 
 
@@ -346,6 +373,19 @@ def _seed(value: str | None) -> str | None:
     except KeyFormatError:
         raise UsageError(f"{named} is not an nkey seed (SU...)") from None
     return seed
+
+
+def _jwks(path: str | None) -> tuple[Any, ...] | None:
+    """The keys of ``--jwks FILE`` (PROFILE §6.4: pinned), or ``None``."""
+    if not path:
+        return None
+    from ..cardsig import jwks_from_json
+    from ..errors import KeyFormatError
+
+    try:
+        return tuple(jwks_from_json(read_input(path, "JWK Set")))
+    except KeyFormatError as exc:
+        raise UsageError(f"--jwks {path!r}: {exc}") from None
 
 
 def _options(args: argparse.Namespace, **extra: Any) -> Any:
@@ -404,15 +444,7 @@ def _verify(args: argparse.Namespace) -> int:
     for path, option in ((args.record, "--record"), (args.junit, "--junit")):
         if path:
             check_output(path, option)  # refused before the run, not after it
-    jwks = None
-    if args.jwks:
-        from ..cardsig import jwks_from_json
-        from ..errors import KeyFormatError
-
-        try:
-            jwks = tuple(jwks_from_json(read_input(args.jwks, "JWK Set")))
-        except KeyFormatError as exc:
-            raise UsageError(f"--jwks {args.jwks!r}: {exc}") from None
+    jwks = _jwks(args.jwks)
     progress: Callable[[str], None] | None = None
     if args.verbose:
 
@@ -521,7 +553,99 @@ def _read_urls(path: str) -> list[str]:
     return urls
 
 
-def _summary(urls: Sequence[str], documents: Sequence[Any], elapsed: float) -> str:
+_CREDENTIAL_MEMBERS: Final = frozenset({"bearer_env", "header_env", "headers"})
+
+
+def _env(variable: Any, where: str) -> str:
+    if not isinstance(variable, str) or not variable:
+        raise UsageError(f"{where}: an environment variable's name is a non-empty string")
+    value = os.environ.get(variable, "")
+    if not value:
+        raise UsageError(f"{where}: environment variable {variable} is not set or empty")
+    if any(c in value for c in "\r\n\0"):
+        raise UsageError(f"{where}: environment variable {variable} holds a line break")
+    return value
+
+
+def _origin_key(text: str, where: str) -> tuple[str, str, int]:
+    from ..verifier.client import origin
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])") from None
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])")
+    return origin(text)
+
+
+def _read_credentials(path: str) -> dict[tuple[str, str, int], tuple[tuple[str, str], ...]]:
+    """``--credentials FILE``: origin -> headers, every value read now (a variable that is
+    not set is a usage error before any agent is contacted)."""
+    from ..errors import IngressError
+    from ..ijson import loads
+
+    try:
+        document = loads(read_input(path, "credentials file"))
+    except IngressError as exc:
+        raise UsageError(f"--credentials {path!r} is not strict JSON [{exc.code}]") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"--credentials {path!r}: a JSON object from origins to credentials")
+    found: dict[tuple[str, str, int], tuple[tuple[str, str], ...]] = {}
+    for key, entry in document.items():
+        where = f"--credentials {path!r}, {key!r}"
+        origin_key = _origin_key(key, where)
+        if origin_key in found:
+            raise UsageError(f"{where}: the origin is named twice")
+        if not isinstance(entry, dict) or not entry or set(entry) - _CREDENTIAL_MEMBERS:
+            raise UsageError(f"{where}: an object of bearer_env, header_env, headers")
+        headers: list[tuple[str, str]] = []
+        if "bearer_env" in entry:
+            headers.append(("Authorization", "Bearer " + _env(entry["bearer_env"], where)))
+        for member in ("header_env", "headers"):
+            named = entry.get(member, {})
+            if not isinstance(named, dict):
+                raise UsageError(f"{where}: {member} is an object from header names")
+            for name, given in named.items():
+                value = _env(given, where) if member == "header_env" else given
+                if not isinstance(value, str):
+                    raise UsageError(f"{where}: a header value is a string")
+                try:
+                    headers.append(_header(f"{name}:{value}"))
+                except UsageError as exc:
+                    raise UsageError(f"{where}: {exc}") from None
+        names = [n.lower() for n, _ in headers]
+        if len(set(names)) != len(names):
+            raise UsageError(f"{where}: a header is given twice")
+        found[origin_key] = tuple(headers)
+    return found
+
+
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    """``text`` (a URL, escaped) in lines of at most ``width``: wrapped, never cut."""
+    step = max(20, width - len(indent))
+    return [indent + text[i : i + step] for i in range(0, len(text), step)] or [indent]
+
+
+def _summary(
+    urls: Sequence[str],
+    documents: Sequence[Any],
+    elapsed: float,
+    *,
+    every: bool = False,
+    stored: str | None = None,
+    width: int = 100,
+) -> str:
+    """Counts per outcome, then the agents that were not consistent (every agent with
+    ``every``), each with its full URL wrapped to ``width``; then what was stored."""
     from ..report import show
 
     counts = Counter(str(d["outcome"]) for d in documents)
@@ -532,27 +656,51 @@ def _summary(urls: Sequence[str], documents: Sequence[Any], elapsed: float) -> s
     lines.append(f"{'total':<16}{len(documents):>8}   in {elapsed:.1f} s ({rate:.1f} agents/s)")
     shown = [
         (url, d) for url, d in zip(urls, documents, strict=True)
-        if len(urls) <= 20 or d["outcome"] not in ("consistent", "not_offered")
+        if every or d["outcome"] != "consistent"
     ]  # fmt: skip
     if shown:
-        lines += ["", f"{'outcome':<16}{'url':<48} why"]
+        lines += ["", "every agent:" if every else "agents that were not consistent:"]
         for url, document in shown:
             runs = document.get("runs") or [{}]
             checks = sorted({c["check"] for c in runs[-1].get("conflicts", [])})
             why = ", ".join(checks)
             if document.get("incomplete"):
                 why = str(document["incomplete"].get("reason"))
-            lines.append(f"{document['outcome']:<16}{show(url, 46)[1:-1]:<48} {why}")
+            lines.append(f"  {document['outcome']:<16}{why}".rstrip())
+            lines += _wrapped(show(url, len(url) * 6 + 2)[1:-1], width, "    ")
+    if stored is not None:
+        lines += ["", stored]
     return "\n".join(lines) + "\n"
 
 
+def _store(ledger: Any, lines: Sequence[str]) -> tuple[int, int, int]:
+    """Store every record line in one transaction: (new, already stored, refused); each
+    refusal named on stderr."""
+    from ..ledger import RecordRefused
+
+    new = already = refused = 0
+    for result in ledger.put_many([line.encode("utf-8") for line in lines]):
+        if isinstance(result, RecordRefused):
+            refused += 1
+            print(f"a2a-interview: record not stored: {result.reason} [{result.code}]",
+                  file=sys.stderr)  # fmt: skip
+        elif result[1]:
+            new += 1
+        else:
+            already += 1
+    return new, already, refused
+
+
 def _verify_many(args: argparse.Namespace) -> int:
+    import shutil
+
     from ..verifier.many import default_workers, verify_many
     from .console import ManyProgress
 
     urls = _read_urls(args.file)
     workers = args.workers or default_workers()
-    options = _options(args)
+    credentials = _read_credentials(args.credentials) if args.credentials else {}
+    options = _options(args, jwks=_jwks(args.jwks))
     ledger = open_store(args.store) if args.store else None  # a bad store fails first
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()
@@ -571,7 +719,9 @@ def _verify_many(args: argparse.Namespace) -> int:
             sink.flush()
 
         with ManyProgress(len(urls), not args.no_progress) as progress:
-            verify_many(urls, options, concurrency=args.concurrency, workers=workers, emit=emit)
+            verify_many(urls, options, concurrency=args.concurrency, workers=workers,
+                        emit=emit, credentials=credentials,
+                        per_origin=args.per_origin)  # fmt: skip
 
     try:
         if args.out:
@@ -587,12 +737,22 @@ def _verify_many(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:  # a full disk, a closed pipe, a bug: one line, never a traceback
         return _internal(exc)
+    elapsed = time.monotonic() - started
+    lines = [line for line, _document in documents]
     documents = [document for _line, document in documents]
-    sys.stderr.write(_summary(urls, documents, time.monotonic() - started))
+    stored = None
+    refused = 0
     if ledger is not None:
         with ledger:
-            if keep(ledger, documents):
-                return EXIT_USAGE
+            new, already, refused = _store(ledger, lines)
+        stored = (f"stored {new} record(s)"
+                  + (f", {already} already there" if already else "")
+                  + (f", {refused} refused" if refused else ""))  # fmt: skip
+    width = shutil.get_terminal_size((100, 24)).columns
+    sys.stderr.write(_summary(urls, documents, elapsed, every=args.all, stored=stored,
+                              width=width))  # fmt: skip
+    if refused:
+        return EXIT_USAGE
     outcomes = {str(d["outcome"]) for d in documents}
     if "non_conformant" in outcomes:
         return EXIT_FAILED

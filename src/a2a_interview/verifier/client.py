@@ -803,8 +803,9 @@ class Interviewer:
         try:
             with anyio.fail_after(self.options.timeout):
                 async with self._http.stream(
-                    method, url, headers=headers, content=content, timeout=self.options.timeout
-                ) as reply:
+                    method, url, headers=headers, content=content, timeout=self.options.timeout,
+                    follow_redirects=False,  # a shared client's setting: redirects are ours
+                ) as reply:  # fmt: skip
                     self._check_peer(reply, url)
                     body = await read_body(reply, limit)
                     return Response(

@@ -1,6 +1,7 @@
 """Verify a population: bounded concurrency in each process, and several processes.
 
-    verify_many(urls, options, concurrency=16, workers=2, emit=write_line)
+    verify_many(urls, options, concurrency=16, workers=2, emit=write_line,
+                credentials={origin: headers}, per_origin=4)
 
 The procedure is CPU-bound on fast networks (strict parsing, JCS, the checks and the
 HTTP client's own bookkeeping are all Python), so one event loop saturates one core long
@@ -10,19 +11,36 @@ slow and fast agents; records come back to this process as JSON text and are han
 ``emit`` as they finish. One agent's trouble never stops the others: an exception in the
 procedure, or a worker process that dies, becomes an ``unreachable`` record for each
 agent it left without one (``failed_record``), never a lost line.
+
+A real population shares hosts and needs credentials:
+
+- ``credentials`` maps an origin (``origin(url)``: scheme, host, port) to the headers for
+  the agents whose URL is on it. Each agent's interviewer gets only its own origin's
+  headers, and sends them only to that origin (``Interviewer``: redirects stay on the
+  origin), so one agent's credentials never reach another.
+- ``per_origin`` bounds how many agents of one origin are under way at once across all
+  workers: an origin's agents go to at most ``per_origin`` workers, each allowed its
+  share, so a platform hosting a thousand agents on one host is not flooded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..ijson import JSONObject
+from .client import InsecureURL, origin
 from .procedure import VerifyOptions
+
+Origin = tuple[str, str, int]
+Headers = tuple[tuple[str, str], ...]
+Credentials = Mapping[Origin, Headers]
 
 Emit = Callable[[int, str, JSONObject], None]
 """``emit(index, line, document)``: the agent at ``urls[index]`` is done; ``line`` is its
@@ -45,10 +63,37 @@ def _line(document: JSONObject) -> str:
     return json.dumps(document, ensure_ascii=False)
 
 
-async def _loop(
-    urls: Sequence[tuple[int, str]], options: VerifyOptions, concurrency: int, emit: Emit
-) -> None:
-    """One event loop: every ``(index, url)``, at most ``concurrency`` at once.
+def origin_of(url: str) -> Origin | None:
+    """The origin an agent's URL names (``None``: a URL that does not parse, which its
+    run refuses anyway)."""
+    try:
+        return origin(url)
+    except InsecureURL:
+        return None
+
+
+def options_for(url: str, options: VerifyOptions, credentials: Credentials | None) -> VerifyOptions:
+    """``options`` for the agent at ``url``: the headers of its own origin, no other
+    (``credentials`` ``None``: ``options`` as given)."""
+    if credentials is None:
+        return options
+    headers = credentials.get(origin_of(url) or ("", "", 0), ())
+    return replace(options, client=replace(options.client, headers=headers))
+
+
+@dataclass(frozen=True)
+class _Share:
+    """What one event loop verifies, and how (pickled to a worker process)."""
+
+    urls: Sequence[tuple[int, str]]
+    concurrency: int
+    credentials: Credentials | None = None
+    limits: Mapping[Origin | None, int] = field(default_factory=dict)
+
+
+async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
+    """One event loop: every ``(index, url)`` of ``share``, at most ``concurrency`` at
+    once, and at most ``limits[origin]`` of one origin at once.
 
     Each agent gets its interviewer's own small keep-alive pool; they share the
     process's one TLS context."""
@@ -56,28 +101,56 @@ async def _loop(
 
     from .procedure import failed_record, verify
 
-    limiter = anyio.CapacityLimiter(concurrency)
+    limiter = anyio.CapacityLimiter(share.concurrency)
+    by_origin = {key: anyio.CapacityLimiter(n) for key, n in share.limits.items()}
 
     async def one(index: int, url: str) -> None:
-        async with limiter:
+        agent = options_for(url, options, share.credentials)
+        bound = by_origin.get(origin_of(url))
+        # The origin's bound first: an agent waiting for its host holds no general slot.
+        async with bound if bound is not None else contextlib.nullcontext(), limiter:
             try:
-                record = await verify(url, options)
+                record = await verify(url, agent)
             except Exception:  # one agent's trouble never stops the others
-                record = failed_record(url, options)
+                record = failed_record(url, agent)
         document = record.to_json()
         emit(index, _line(document), document)
 
     async with anyio.create_task_group() as group:
-        for index, url in urls:
+        for index, url in share.urls:
             group.start_soon(one, index, url)
 
 
-def _worker(
-    urls: Sequence[tuple[int, str]],
-    options: VerifyOptions,
-    concurrency: int,
-    results: Any,
-) -> None:
+def _shares(
+    indexed: Sequence[tuple[int, str]], workers: int, per_origin: int | None
+) -> list[tuple[list[tuple[int, str]], dict[Origin | None, int]]]:
+    """Each worker's agents and its per-origin limits.
+
+    An origin's agents are dealt round-robin over ``k = min(workers, agents, per_origin)``
+    workers, each allowed ``per_origin // k`` at once (so together at most
+    ``per_origin``); successive origins start on successive workers, so a list of
+    distinct origins is dealt as ``urls[w::workers]``."""
+    groups: dict[Origin | None, list[tuple[int, str]]] = {}
+    for item in indexed:
+        groups.setdefault(origin_of(item[1]), []).append(item)
+    shares: list[tuple[list[tuple[int, str]], dict[Origin | None, int]]] = [
+        ([], {}) for _ in range(workers)
+    ]
+    start = 0
+    for key, items in groups.items():
+        k = min(workers, len(items), per_origin or workers)
+        for j, item in enumerate(items):
+            shares[(start + j % k) % workers][0].append(item)
+        if per_origin is not None:
+            for j in range(k):
+                shares[(start + j) % workers][1][key] = per_origin // k
+        start = (start + k) % workers
+    for agents, _limits in shares:
+        agents.sort()
+    return shares
+
+
+def _worker(share: _Share, options: VerifyOptions, results: Any) -> None:
     """A worker process: verify its share, put ``(index, line)`` for each, then ``None``."""
     import anyio
 
@@ -85,7 +158,7 @@ def _worker(
         results.put((index, line))
 
     try:
-        anyio.run(_loop, urls, options, concurrency, emit)
+        anyio.run(_loop, share, options, emit)
     except KeyboardInterrupt:  # the parent is stopping too; it writes what is missing
         return
     results.put(None)
@@ -98,6 +171,8 @@ def verify_many(
     concurrency: int = 4,
     workers: int = 1,
     emit: Emit,
+    credentials: Credentials | None = None,
+    per_origin: int | None = None,
 ) -> None:
     """Verify every URL, calling ``emit`` once per URL as each finishes (any order).
 
@@ -105,6 +180,9 @@ def verify_many(
     (1: all in this process, on its event loop). Fewer agents than
     ``MIN_AGENTS_PER_WORKER`` per worker use fewer workers. ``options`` must pickle
     when ``workers`` > 1 (no ``progress`` callback, a module-level ``clock``).
+    ``credentials``: headers by origin, each agent given its own origin's only (the
+    headers of ``options.client`` are replaced). ``per_origin``: agents of one origin
+    under way at once, across all workers (``None``: no bound).
 
     Never raises for what an agent does. Raises ``KeyboardInterrupt`` when interrupted
     (the worker processes are stopped first).
@@ -114,7 +192,8 @@ def verify_many(
     if workers == 1:
         import anyio
 
-        anyio.run(_loop, indexed, options, concurrency, emit)
+        limits = _shares(indexed, 1, per_origin)[0][1]
+        anyio.run(_loop, _Share(indexed, concurrency, credentials, limits), options, emit)
         return
     if options.progress is not None:
         options = _without_progress(options)
@@ -122,11 +201,16 @@ def verify_many(
     # and a forked child inherits their locks held.
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    shares = [indexed[w::workers] for w in range(workers)]
     processes = [
-        context.Process(target=_worker, args=(share, options, concurrency, results), daemon=True)
-        for share in shares
+        context.Process(
+            target=_worker,
+            args=(_Share(share, concurrency, credentials, limits), options, results),
+            daemon=True,
+        )
+        for share, limits in _shares(indexed, workers, per_origin)
+        if share
     ]
+    workers = len(processes)
     for process in processes:
         process.start()
     done: set[int] = set()
@@ -150,23 +234,26 @@ def verify_many(
             if process.is_alive():
                 process.terminate()
             process.join(5)
-    _fill_missing(indexed, done, options, emit)
+    _fill_missing(indexed, done, options, emit, credentials)
 
 
 def _without_progress(options: VerifyOptions) -> VerifyOptions:
-    from dataclasses import replace
-
     return replace(options, progress=None)
 
 
 def _fill_missing(
-    indexed: Sequence[tuple[int, str]], done: set[int], options: VerifyOptions, emit: Emit
+    indexed: Sequence[tuple[int, str]],
+    done: set[int],
+    options: VerifyOptions,
+    emit: Emit,
+    credentials: Credentials | None,
 ) -> None:
     from .procedure import failed_record
 
     for index, url in indexed:
         if index not in done:
             document = failed_record(
-                url, options, detail="the verifier's worker process stopped on this agent"
-            ).to_json()
+                url, options_for(url, options, credentials),
+                detail="the verifier's worker process stopped on this agent",
+            ).to_json()  # fmt: skip
             emit(index, _line(document), document)

@@ -76,6 +76,7 @@ from ..models import Source
 from ..record import (
     CallRecord,
     CardSignature,
+    Credentials,
     Incomplete,
     Party,
     ProposalRecord,
@@ -238,12 +239,15 @@ def _scheme_names(card: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
 
 
-def _auth_required(card: Any) -> _Stop:
-    # interview §10: admission is the deployment's business; never non-conformance.
+def _auth_required(card: Any, options: ClientOptions) -> _Stop:
+    # interview §10: admission is the deployment's business; never non-conformance. The
+    # detail says what was sent, not which option to pass: verify and verify-many (a
+    # credentials file) give credentials differently.
+    sent = "the credentials given were refused" if options.headers else "none were given"
     return _Stop(
         Incomplete(
             "authentication_required",
-            "the agent requires authentication (pass --header or --bearer-env)",
+            f"the agent requires authentication ({sent})",
             _scheme_names(card),
         )
     )
@@ -359,7 +363,7 @@ class _Procedure:
         response = await self.session.get(card_url, (("Accept", "application/json"),))
         state.card_url = response.url
         if response.status in (401, 403):
-            raise _auth_required(None)
+            raise _auth_required(None, self.options.client)
         if response.status != 200:
             raise _Stop(Incomplete("card_status", "the card URL did not answer 200",
                                    url=without_credentials(response.url)))  # fmt: skip
@@ -483,7 +487,7 @@ class _Procedure:
         headers = (("Accept", "application/json"), (VERSION_HEADER, version))
         response = await self.session.get(state.card_url, headers)
         if response.status in (401, 403):
-            raise _auth_required(default.card)
+            raise _auth_required(default.card, self.options.client)
         card: JSONObject | None = None
         if response.status == 200:
             try:
@@ -729,7 +733,7 @@ class _Procedure:
                        response.status, digest_bytes(response.body))
         )  # fmt: skip
         if response.status in (401, 403):
-            raise _auth_required(state.card)
+            raise _auth_required(state.card, self.options.client)
         if response.status in (502, 503, 504):
             raise _Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
                                    url=without_credentials(target)))  # fmt: skip
@@ -1034,6 +1038,7 @@ async def verify(
         agent_keys=agent_key_ids(
             [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
         ),
+        credentials=Credentials.of(opts.client.headers),
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)
@@ -1063,6 +1068,7 @@ def failed_record(
         outcome=Outcome.unreachable,
         checks=overall_statuses([], ()),
         incomplete=Incomplete(reason, detail),
+        credentials=Credentials.of(opts.client.headers),
     )
 
 
@@ -1087,10 +1093,16 @@ async def ask(
     options: ClientOptions | None = None,
     transport: Any = None,
     deadline: float | None = DEFAULT_DEADLINE,
+    http: Any = None,
 ) -> AskResult:
     """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
     JSON-RPC interface (else the first HTTP+JSON one), all within ``deadline`` seconds
     (``None``: unbounded).
+
+    ``http``: an ``httpx.AsyncClient`` to share (the one an ``a2a-sdk`` client was made
+    with, say); it is not closed here, redirects stay the interviewer's (same origin,
+    GET only), and ``options.headers`` still go to the origin of ``url`` only, while the
+    client's own headers go wherever it does.
 
     Raises ``TransportFailure`` (its subclasses; also for a 502/503/504, and when the
     card URL does not answer 200; ``DeadlineExceeded`` when the deadline passes, and
@@ -1103,8 +1115,9 @@ async def ask(
     seconds = math.inf if deadline is None else deadline
     with anyio.move_on_after(seconds) as scope:
         return await _ask(
-            url, question, skill, options, transport, deadline=anyio.current_time() + seconds
-        )
+            url, question, skill, options, (transport, http),
+            deadline=anyio.current_time() + seconds,
+        )  # fmt: skip
     assert scope.cancelled_caught
     raise DeadlineExceeded
 
@@ -1114,11 +1127,14 @@ async def _ask(
     question: str,
     skill: str | None,
     options: ClientOptions | None,
-    transport: Any,
+    through: tuple[Any, Any],
     *,
     deadline: float,
 ) -> AskResult:
-    async with Interviewer(options, credential_origin=url, transport=transport) as session:
+    transport, http = through
+    async with Interviewer(
+        options, credential_origin=url, transport=transport, http=http
+    ) as session:
         session.deadline = deadline  # a 429 wait past it ends the ask rate_limited now
         response = await session.get(card_url_for(url), (("Accept", "application/json"),))
         if response.status in (401, 403):
