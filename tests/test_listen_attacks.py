@@ -263,3 +263,30 @@ def test_the_servers_own_refusals_carry_a_date_even_with_uvicorns_off() -> None:
         assert b"\r\ndate: " in head, response[:200]
         value = head.split(b"\r\ndate: ")[1].split(b"\r\n")[0]
         assert value.endswith(b" gmt") and len(value) == 29
+
+
+# --- demo serve, as users run it ----------------------------------------------------------------
+
+
+def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> None:
+    # Issue 14 finding 1 (PROFILE §3.9) and issue 12 item 7, in `demo serve` itself: an
+    # A2A-Extensions trailer alone reached the interview as activation.
+    from test_bounds import demo_serve
+
+    call = b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}'
+    act = b"A2A-Extensions: " + INTERVIEW_URI.encode() + b"\r\n"
+
+    def ask(head: bytes, trailers: bytes) -> bytes:
+        return (b"POST /a2a/jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Connection: close\r\n" + head + b"Transfer-Encoding: chunked\r\n\r\n"
+                + b"%x\r\n" % len(call) + call + b"\r\n0\r\n" + trailers + b"\r\n")  # fmt: skip
+
+    with demo_serve() as (_proc, address):
+        by_trailer = exchange(address, ask(b"", act))
+        by_header = exchange(address, ask(act, b""))
+    head, _, body = by_trailer.partition(b"\r\n\r\n")
+    assert b"-32601" in body and b'"result"' not in body, by_trailer[:400]
+    assert b"a2a-extensions" not in head.lower()
+    assert b'"result"' in by_header and b"a2a-extensions" in by_header.lower()
+    for response in (by_trailer, by_header):
+        assert b"\r\ndate: " in response.partition(b"\r\n\r\n")[0].lower()
