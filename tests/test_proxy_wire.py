@@ -977,3 +977,21 @@ def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
         assert reply.endswith(b"protocol upgrade not supported")
         assert up.seen == [] and up.started == []
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def test_the_new_serving_flags_refuse_nonsense_in_one_line() -> None:
+    # Issue 14 findings 7 and 10: --forwarded-allow-ips and --max-client-connections.
+    from test_proxy import _cli
+
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
+    cases = [
+        (("--forwarded-allow-ips", "10.0.0.0/33"), "is not an IP address or network"),
+        (("--forwarded-allow-ips", "127.0.0.1,proxy.example"), "'proxy.example'"),
+        (("--max-client-connections", "-1"), "less than 0"),
+        (("--max-client-connections", "some"), "not a whole number"),
+    ]
+    for extra, message in cases:
+        process = _cli(*base, *extra)
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
+        assert message in err, (extra, err)
