@@ -290,3 +290,29 @@ def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> Non
     assert b'"result"' in by_header and b"a2a-extensions" in by_header.lower()
     for response in (by_trailer, by_header):
         assert b"\r\ndate: " in response.partition(b"\r\n\r\n")[0].lower()
+
+
+@pytest.mark.parametrize("stack", ["middleware", "sdk-starlette"])
+def test_the_in_process_layers_are_not_activated_by_a_trailer(stack: str) -> None:
+    # Issue 14 finding 1, PROFILE §3.9: served by the listening server, InterviewMiddleware
+    # and the a2a-sdk route never see a trailer among the headers they read activation
+    # from (stock uvicorn appends it there).
+    from stacks import RPC, Spies, middleware_app, sdk_app
+
+    spies = Spies()
+    app = middleware_app(spies) if stack == "middleware" else sdk_app("starlette", spies)
+    call = b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}'
+    act = b"A2A-Extensions: " + INTERVIEW_URI.encode() + b"\r\n"
+
+    def ask(head: bytes, trailers: bytes) -> bytes:
+        return (b"POST " + RPC.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                b"Content-Type: application/json\r\n" + head
+                + b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(call) + call
+                + b"\r\n0\r\n" + trailers + b"\r\n")  # fmt: skip
+
+    with bounded(listen.Bounds(), app) as address:
+        by_trailer = exchange(address, ask(b"", act))
+        by_header = exchange(address, ask(act, b""))
+    assert b'"result"' not in by_trailer and b"a2a-extensions" not in by_trailer.lower()
+    assert b'"result"' in by_header and b"a2a-extensions" in by_header.lower()
+    assert not spies.executor
