@@ -316,3 +316,31 @@ def test_the_in_process_layers_are_not_activated_by_a_trailer(stack: str) -> Non
     assert b'"result"' not in by_trailer and b"a2a-extensions" not in by_trailer.lower()
     assert b'"result"' in by_header and b"a2a-extensions" in by_header.lower()
     assert not spies.executor
+
+
+def test_a_stock_uvicorn_command_line_can_serve_with_the_bounded_protocol() -> None:
+    # Decisions, Servers 10: under stock uvicorn a trailer lands in scope["headers"];
+    # `--http a2a_interview.server.listen:BoundedHttpProtocol` keeps the rule there too.
+    app = Recording()
+    config = uvicorn.Config(app, http="a2a_interview.server.listen:BoundedHttpProtocol",
+                            log_level="error", lifespan="off", loop="asyncio")  # fmt: skip
+    sock = listen.bind("127.0.0.1", 0)
+    sock.setblocking(False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
+                              daemon=True)  # fmt: skip
+    thread.start()
+    for _ in range(1000):
+        if server.started:
+            break
+        time.sleep(0.01)
+    try:
+        response = exchange(sock.getsockname()[:2], CHUNKED_HEAD + b"5\r\nhello\r\n0\r\n"
+                            b"A2A-Extensions: " + INTERVIEW_URI.encode() + b"\r\n\r\n")  # fmt: skip
+    finally:
+        server.should_exit = True
+        thread.join(5)
+        sock.close()
+    assert response.startswith(b"HTTP/1.1 200 ")
+    assert [name for name, _ in app.headers[0]] == [b"host", b"content-type",
+                                                    b"transfer-encoding"]  # fmt: skip

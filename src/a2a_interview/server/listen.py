@@ -33,7 +33,9 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
 uvicorn's ``httptools`` protocol has no head-size bound and no head or body timeout
 (``h11_max_incomplete_event_size`` exists for the ``h11`` protocol only, which is slower);
 :func:`protocol` is a thin subclass of it that counts and times before the parser sees a
-byte, so the fast parser stays. Requires the ``server`` extra.
+byte, so the fast parser stays. Requires the ``server`` extra. An app served by uvicorn's
+own command line keeps the default bounds with
+``--http a2a_interview.server.listen:BoundedHttpProtocol``.
 """
 
 from __future__ import annotations
@@ -392,6 +394,16 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                 super().on_message_complete()
 
     return BoundedHttpToolsProtocol
+
+
+def __getattr__(name: str) -> Any:
+    """``BoundedHttpProtocol``: :func:`protocol` with the default bounds, for an app
+    served by a stock uvicorn command line (the middleware's users):
+    ``uvicorn app:app --http a2a_interview.server.listen:BoundedHttpProtocol``."""
+    if name == "BoundedHttpProtocol":
+        value = globals()[name] = protocol()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _fit_descriptors(bounds: Bounds, per_connection: int) -> Bounds:
