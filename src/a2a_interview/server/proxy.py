@@ -30,8 +30,15 @@ Then it serves:
   verified, else the last verified bytes. Variants negotiated by ``A2A-Version`` are
   fetched, verified and answered from separately;
 - everything else, passed on byte for byte: the request target as received (no dot
-  segment removal, no re-encoding), headers in order less the hop-by-hop ones, the body;
-  the response streamed back unbuffered (Server-Sent Events included).
+  segment removal, no re-encoding), headers in order less the hop-by-hop ones and (unless
+  ``forwarded_allow_ips`` trusts the peer) the client's forwarding fields, with the
+  proxy's own ``X-Forwarded-For``/``-Proto``; the body; the response streamed back
+  unbuffered (Server-Sent Events included);
+- every response with a ``Date`` (upstream's own, else the proxy's).
+
+Served by :func:`server_config` (what :func:`serve` uses), the listening server also
+bounds every header section, trailers included, drops trailer fields and refuses
+protocol upgrades (``server/listen.py``, PROFILE §3.9).
 
 Changes to the upstream card are followed by polling (``If-None-Match``) and on every
 card request; a changed card is verified like the first one and swapped in whole, and a
@@ -647,9 +654,7 @@ def _forwarding(name: bytes) -> bool:
     return low in _FORWARDING or low.startswith(b"x-forwarded-")
 
 
-def trusted_peers(
-    allow: Sequence[str],
-) -> Callable[[str], bool]:
+def trusted_peers(allow: Sequence[str]) -> Callable[[str], bool]:
     """Whether a peer address is one of ``allow`` (addresses, networks, or ``*``).
     Raises ``ValueError`` naming an entry that is neither."""
     if "*" in allow:
@@ -1167,8 +1172,8 @@ async def build_proxy(
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
     ``declare``, ``card_key``, ``card_kid``, ``proposals``, ``card_cache_control``,
-    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``) shape
-    the card and the bounds. ``transport`` replaces the network (tests).
+    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``,
+    ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded. ``transport`` replaces the network (tests).
 
     Returns ``(app, live)``, ``live`` being the default card variant's (no
     ``A2A-Version``). Raises, before anything is served:
@@ -1180,7 +1185,8 @@ async def build_proxy(
     - :class:`ProxyError` when the card cannot be fetched (transport error, non-2xx,
       over ``max_bytes``, past ``timeout``, a cross-origin redirect), declares no
       JSONRPC or HTTP+JSON interface, or is signed and would be changed by ``declare``
-      without ``card_key`` and ``card_kid``.
+      without ``card_key`` and ``card_kid``; and when ``forwarded_allow_ips`` names
+      something that is not an address or network.
     """
     options = options or ProxyOptions(**option_values)
     try:
