@@ -1,7 +1,9 @@
-"""Attack benchmark: ordinary clients through the proxy, with and without slow attackers.
+"""Attack benchmark: ordinary clients through the proxy, with and without attackers.
 
-    .venv/bin/python bench/attack.py                          # ~1 minute
+    .venv/bin/python bench/attack.py                          # slow attackers, ~1 minute
     .venv/bin/python bench/attack.py --duration 5 --attackers 100    # a quick look
+    .venv/bin/python bench/attack.py --scenario trailers      # 600 MiB of trailers
+    .venv/bin/python bench/attack.py --scenario hog           # one client, 1,001 sockets
 
 Everything is on 127.0.0.1 and stops by itself. Three processes: a real a2a-sdk agent
 (the SDK's own card and JSON-RPC routes, an echo executor, the Stonework card declaring
@@ -22,7 +24,25 @@ Printed per phase: ordinary requests done, their p50 and p99 latency, errors (an
 but 200, any transport error); for the attack phase, how many attacker connections the
 proxy closed; at the end, the proxy process's peak resident memory (``VmHWM``).
 
+Each attacker connects from its own loopback address (127.0.1.1, 127.0.1.2, ...: all of
+127/8 is this machine), as distinct clients would, so the per-client share of connections
+(``--max-client-connections``) does not apply to them; ordinary clients use 127.0.0.1.
+
 Goal: with 300 attackers, ordinary p99 < 1 s, no errors, proxy peak < 256 MB.
+
+``--scenario trailers``: chunked requests whose trailer section
+repeats ``X-T: <1000 bytes>``, ``--flood-mib`` MiB in all (600), sent over 4 connections
+at a time (reconnecting as the server closes them), at the proxy and at ``demo serve``;
+printed: each server's resident memory idle and its peak after. Goal: peak within 20 MB of
+idle.
+
+``--scenario hog``: one client (127.0.0.2) holds ``--hog`` sockets
+(1,001) sending partial request heads, each reconnecting ``--hog-retry`` seconds after the
+server closes it (1 s, the ``Retry-After`` of the 503; 0.05 for a client that ignores it),
+in a process of its own, while the ordinary clients run for ``--duration``. Goal:
+ordinary p99 < 1 s and no 503 for them. ``--proxy-option=--max-client-connections=0``
+shows the proxy without a per-client share (the old behaviour).
+
 Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when the
 servers do not start or answer wrongly).
 """
@@ -33,6 +53,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -43,6 +64,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -141,12 +163,22 @@ def started(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
             process.wait()
 
 
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set size (Linux ``VmHWM``), in MB."""
+def peak_rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """The process's peak resident set size (Linux ``VmHWM``; ``VmRSS``: the current
+    one), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def reset_peak(pid: int) -> bool:
+    """Reset the process's ``VmHWM`` to its current RSS (Linux: write 5 to clear_refs)."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------- load and attack
@@ -156,6 +188,7 @@ def peak_rss_mb(pid: int) -> float:
 class Phase:
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
+    unavailable: int = 0  # of the errors: 503s
     closed_attackers: int = 0
 
 
@@ -178,6 +211,7 @@ async def ordinary(origin: str, phase: Phase, stop: float, budget: list[int]) ->
             try:
                 response = await http.post(RPC, content=send_body(i), headers=headers)
                 ok = response.status_code == 200 and b"echo: hello" in response.content
+                phase.unavailable += response.status_code == 503
             except httpx.HTTPError:
                 ok = False
             phase.latencies.append(time.perf_counter() - began)
@@ -185,11 +219,20 @@ async def ordinary(origin: str, phase: Phase, stop: float, budget: list[int]) ->
                 phase.errors += 1
 
 
-async def attacker(port: int, kind: str, drip: float, phase: Phase, stop: float) -> None:
+def own_address(i: int) -> str:
+    """Attacker ``i``'s own loopback address (127.0.1.1 upward)."""
+    return f"127.0.{1 + i // 250}.{1 + i % 250}"
+
+
+async def attacker(
+    port: int, kind: str, drip: float, phase: Phase, stop: float, source: str = "127.0.0.1"
+) -> None:
     """Hold a connection to the proxy open as slowly as it allows, until ``stop``."""
     while time.monotonic() < stop:
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", port, local_addr=(source, 0)
+            )
         except OSError:
             await asyncio.sleep(drip)
             continue
@@ -224,7 +267,7 @@ async def run_phase(origin: str, port: int, args: argparse.Namespace, attackers:
     stop = time.monotonic() + settle + args.duration
     tasks = [
         asyncio.ensure_future(attacker(port, "body" if i % 2 == 0 else "header", args.drip,
-                                       phase, stop))
+                                       phase, stop, own_address(i)))
         for i in range(attackers)
     ]  # fmt: skip
     await asyncio.sleep(settle)  # the attackers connect first
@@ -244,9 +287,126 @@ def report(name: str, phase: Phase) -> None:
     p50 = statistics.median(lat)
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
     print(f"{name}: {len(lat)} requests, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
-          f"max {lat[-1] * 1000:.1f} ms, errors {phase.errors}"
+          f"max {lat[-1] * 1000:.1f} ms, errors {phase.errors} ({phase.unavailable} were 503)"
           + (f", attacker connections closed by the proxy {phase.closed_attackers}"
              if phase.closed_attackers else ""))  # fmt: skip
+
+
+async def trailer_flood(port: int, target: str, total: int, stop: float) -> tuple[int, int]:
+    """Send ``total`` bytes of trailer fields to ``port`` over 4 connections at a time,
+    reconnecting as the server closes them; (bytes the kernel took, connections)."""
+    line = b"X-T: " + b"a" * 1000 + b"\r\n"
+    block = line * 64  # 64 KB a write
+    head = (f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "2\r\n{}\r\n0\r\n").encode()  # fmt: skip
+    sent = [0, 0]
+
+    async def one() -> None:
+        while sent[0] < total and time.monotonic() < stop:
+            try:
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.01)
+                continue
+            sent[1] += 1
+            try:
+                writer.write(head)
+                while sent[0] < total and time.monotonic() < stop:
+                    writer.write(block)
+                    await writer.drain()
+                    sent[0] += len(block)
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+    await asyncio.gather(*(one() for _ in range(4)))
+    return sent[0], sent[1]
+
+
+def flood_report(name: str, pid: int, port: int, target: str, args: argparse.Namespace) -> None:
+    """Idle memory, then the trailer flood, then the peak."""
+    for _ in range(20):  # warm up: imports and first-request caches
+        httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10)
+    time.sleep(0.5)
+    idle = peak_rss_mb(pid, "VmRSS")
+    reset = reset_peak(pid)
+    began = time.monotonic()
+    total = int(args.flood_mib * 1024 * 1024)
+    sent, conns = asyncio.run(trailer_flood(port, target, total, began + args.flood_time))
+    took = time.monotonic() - began
+    peak = peak_rss_mb(pid)
+    after = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).status_code
+    print(f"{name}: {sent / 1048576:.0f} MiB of trailers sent over {conns} connections in "
+          f"{took:.1f} s; memory idle {idle:.1f} MB, peak {peak:.1f} MB "
+          f"({peak - idle:+.1f} MB{'' if reset else ', peak since start'}); "
+          f"the card after: {after}")  # fmt: skip
+
+
+def run_trailers(args: argparse.Namespace, proxy_port: int, proxied: subprocess.Popen[bytes],
+                 demo: list[str], demo_port: int) -> None:  # fmt: skip
+    flood_report("proxy", proxied.pid, proxy_port, RPC, args)
+    with started(demo, demo_port) as served:
+        flood_report("demo serve", served.pid, demo_port, RPC, args)
+
+
+async def hog(port: int, sockets: int, stop: float, closed: list[int], retry: float) -> None:
+    """One client (127.0.0.2) holding ``sockets`` connections with partial heads,
+    reconnecting each ``retry`` seconds after the server closes it."""
+    head = f"POST {RPC} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Partial: ".encode()
+
+    async def one() -> None:
+        while time.monotonic() < stop:
+            try:
+                reader, writer = await asyncio.open_connection(
+                    "127.0.0.1", port, local_addr=("127.0.0.2", 0)
+                )
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                writer.write(head)
+                await writer.drain()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.0, stop - time.monotonic())):
+                        await reader.read()  # a 503, a 408, or EOF: the server ended it
+                closed[0] += 1
+            except (ConnectionError, OSError):
+                closed[0] += 1
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+            await asyncio.sleep(retry)
+
+    await asyncio.gather(*(one() for _ in range(sockets)))
+
+
+def hog_main(port: int, sockets: int, seconds: float, retry: float, closed: Any) -> None:
+    """The hog in a process of its own, so that its event loop does not slow the
+    ordinary clients' one."""
+    counted = [0]
+    asyncio.run(hog(port, sockets, time.monotonic() + seconds, counted, retry))
+    closed.value = counted[0]
+
+
+async def hog_phase(origin: str, port: int, args: argparse.Namespace) -> Phase:
+    phase = Phase()
+    closed = multiprocessing.Value("q", 0)
+    stop = time.monotonic() + 3.0 + args.duration
+    process = multiprocessing.Process(
+        target=hog_main, args=(port, args.hog, 3.0 + args.duration, args.hog_retry, closed)
+    )
+    process.start()
+    await asyncio.sleep(3.0)  # the hog connects first
+    budget = [args.max_requests]
+    await asyncio.gather(*(ordinary(origin, phase, stop, budget) for _ in range(args.clients)))
+    process.join(30)
+    phase.closed_attackers = int(closed.value)
+    return phase
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,6 +417,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drip", type=float, default=5.0, help="seconds between drips")
     parser.add_argument("--max-requests", type=int, default=50_000,
                         help="ordinary requests per phase, at most")  # fmt: skip
+    parser.add_argument(
+        "--scenario",
+        choices=["slow", "trailers", "hog"],
+        default="slow",
+        help="slow attackers (default), a trailer flood, or a connection hog",
+    )
+    parser.add_argument(
+        "--flood-mib",
+        type=float,
+        default=600.0,
+        help="trailers: MiB of trailer fields to send (default 600)",
+    )
+    parser.add_argument(
+        "--flood-time",
+        type=float,
+        default=120.0,
+        help="trailers: seconds at most per server (default 120)",
+    )
+    parser.add_argument(
+        "--hog", type=int, default=1001, help="hog: sockets the one client holds (default 1001)"
+    )
+    parser.add_argument(
+        "--hog-retry",
+        type=float,
+        default=1.0,
+        help="hog: seconds before a closed socket reconnects (default 1, the Retry-After "
+        "of the 503)",
+    )
+    parser.add_argument(
+        "--proxy-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="an option passed on to `a2a-interview proxy` (repeatable)",
+    )
     parser.add_argument("--agent", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--public", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -271,13 +466,27 @@ def main(argv: list[str] | None = None) -> int:
     agent = [sys.executable, __file__, "--agent", str(agent_port), "--public", origin]
     proxy = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "proxy",
              "--upstream", f"http://127.0.0.1:{agent_port}", "--port", str(proxy_port),
-             "--poll", "0", "--rate-limit", "off"]  # fmt: skip
+             "--poll", "0", "--rate-limit", "off", *args.proxy_option]  # fmt: skip
     with started(agent, agent_port), started(proxy, proxy_port) as proxied:
         check = httpx.post(origin + RPC, content=send_body(0),
                            headers={"A2A-Version": "1.0"}, timeout=10)  # fmt: skip
         if b"echo: hello" not in check.content:
             print("the proxy did not pass SendMessage through", file=sys.stderr)
             return 1
+        if args.scenario == "trailers":
+            demo_port = free_port()
+            demo = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()",
+                    "demo", "serve", "--port", str(demo_port), "--rate-limit", "off"]  # fmt: skip
+            run_trailers(args, proxy_port, proxied, demo, demo_port)
+            return 0
+        if args.scenario == "hog":
+            print(f"proxy pid {proxied.pid}; {args.clients} ordinary clients for "
+                  f"{args.duration:g} s; one client holding {args.hog} sockets")  # fmt: skip
+            calm = asyncio.run(run_phase(origin, proxy_port, args, 0))
+            report("without the hog", calm)
+            hogged = asyncio.run(hog_phase(origin, proxy_port, args))
+            report(f"with one client holding {args.hog} sockets", hogged)
+            return 0
         print(f"proxy pid {proxied.pid}; {args.clients} ordinary clients, {args.duration:g} s "
               f"per phase; {args.attackers} attackers dripping every {args.drip:g} s")  # fmt: skip
         calm = asyncio.run(run_phase(origin, proxy_port, args, 0))

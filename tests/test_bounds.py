@@ -267,7 +267,9 @@ def test_a_body_over_max_body_is_refused_with_413() -> None:
 def test_connections_past_the_bound_are_refused_at_once() -> None:
     # issue 8 finding 3: ~20k connections exhausted the descriptors. Past the bound each
     # is answered 503 and closed, so the server holds at most the bound.
-    with bounded(listen.Bounds(max_connections=20, header_timeout=30)) as address:
+    # The total bound alone: no per-client share (every connection here is 127.0.0.1).
+    bounds = listen.Bounds(max_connections=20, max_client_connections=0, header_timeout=30)
+    with bounded(bounds) as address:
         held = [connect(address) for _ in range(20)]
         extra = [connect(address) for _ in range(100)]
         refused = [read_all(conn) for conn in extra]
@@ -289,8 +291,12 @@ def test_ordinary_requests_are_served_while_slow_clients_attack() -> None:
     # through, every one of them.
     with bounded(listen.Bounds(header_timeout=2)) as address:
         attackers = []
-        for _ in range(120):
-            conn = connect(address)
+        for i in range(120):
+            # 120 attackers, each its own client: 127.0.1.i (all of 127/8 is loopback).
+            conn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            conn.settimeout(10)
+            conn.bind((f"127.0.1.{i + 1}", 0))
+            conn.connect(address)
             conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
             attackers.append(conn)
         statuses = []

@@ -363,11 +363,18 @@ def raw_request(
     target: bytes,
     headers: list[tuple[bytes, bytes]],
     payload: bytes,
+    trailers: list[tuple[bytes, bytes]] | None = None,
 ) -> Response:
-    """One HTTP/1.1 request with the target exactly as given; the connection closes."""
+    """One HTTP/1.1 request with the target exactly as given; the connection closes.
+    With ``trailers``, the body goes chunked, followed by those trailer fields."""
     lines = [verb.encode() + b" " + target + b" HTTP/1.1", b"host: 127.0.0.1",
              b"connection: close", *(n + b": " + v for n, v in headers)]  # fmt: skip
-    if verb == "POST":
+    if trailers is not None:
+        lines.append(b"transfer-encoding: chunked")
+        chunk = b"%x\r\n%s\r\n" % (len(payload), payload) if payload else b""
+        fields = b"".join(n + b": " + v + b"\r\n" for n, v in trailers)
+        payload = chunk + b"0\r\n" + fields + b"\r\n"
+    elif verb == "POST":
         lines.append(b"content-length: %d" % len(payload))
     with socket.create_connection(address, timeout=30) as conn:
         conn.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + payload)
@@ -401,6 +408,38 @@ def test_fuzz_the_proxy_over_loopback() -> None:
                 return  # not a request line a client can send
             response = raw_request(address, verb, target, headers, payload)
             documented(response, payload)
+            assert not spies.executor, (req, spies.executor)
+
+        check()
+
+
+trailer_fields = st.lists(
+    st.tuples(st.sampled_from([b"x-t", b"content-type", b"a2a-version", b"content-length",
+                               b"transfer-encoding", b"host", b"x-forwarded-for"]),
+              st.binary(max_size=30).map(lambda b: bytes(c for c in b if 32 < c < 127))),
+    max_size=4,
+)  # fmt: skip
+
+
+def test_fuzz_trailers_through_the_proxy_over_loopback() -> None:
+    # Issue 14 finding 1, PROFILE §3.9: a trailer never activates and is never read as a
+    # header. Every request here carries its activation (if any) in the trailer section
+    # only, beside other trailer fields: nothing is ever answered as an interview call.
+    spies = Spies()
+    with agent_and_proxy(spies) as address:
+
+        @settings(SETTINGS, max_examples=max(20, EXAMPLES // 6))
+        @given(request(), trailer_fields)
+        def check(req: tuple[str, bytes, list[tuple[bytes, bytes]], bytes], extra: Any) -> None:
+            verb, target, headers, payload = req
+            if not target.startswith(b"/") or b" " in target:
+                return  # not a request line a client can send
+            moved = [(n, v) for n, v in headers if n.endswith(b"a2a-extensions")]
+            kept = [(n, v) for n, v in headers if not n.endswith(b"a2a-extensions")]
+            response = raw_request(address, "POST" if verb == "GET" else verb, target, kept,
+                                   payload, trailers=[*moved, *extra])  # fmt: skip
+            documented(response, payload)
+            assert response.header(b"a2a-extensions") is None, (req, response.status)
             assert not spies.executor, (req, spies.executor)
 
         check()

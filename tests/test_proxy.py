@@ -529,7 +529,9 @@ def test_requests_pass_byte_for_byte_less_hop_by_hop_headers() -> None:
         headers = dict(seen["headers"])
         assert headers["x-custom"] == "kept"
         assert headers["host"] == proxy.origin.removeprefix("http://")
-        assert headers["x-forwarded-for"] == "203.0.113.9, 127.0.0.1"
+        # Issue 14 finding 10: a client's own X-Forwarded-For is dropped (its peer is not
+        # in forwarded_allow_ips); the proxy's names the peer.
+        assert headers["x-forwarded-for"] == "127.0.0.1"
         assert headers["x-forwarded-proto"] == "http"
         for dropped in ("x-drop-me", "proxy-authorization", "connection"):
             assert dropped not in names

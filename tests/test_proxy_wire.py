@@ -8,6 +8,7 @@ would normalize them). Everything runs over real loopback sockets.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -760,3 +761,237 @@ def test_no_free_upstream_connection_in_time_is_503() -> None:
         assert (status, answer) == (503, b"upstream busy\n")
         up.gate("held").set()
         held.read()
+
+
+# ---------------------------------------------------------------- served as `proxy` serves it
+
+
+@contextmanager
+def proxy_served(upstream: str, **options: Any) -> Iterator[str]:
+    """``build_proxy`` served with :func:`server_config`, the listening server ``proxy``
+    runs (server/listen.py: bounds, trailers, upgrades), on a background thread."""
+    import asyncio
+
+    import uvicorn
+
+    from a2a_interview.server.proxy import server_config
+
+    sock = free_socket()
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    async def main() -> None:
+        app, _ = await build_proxy(upstream, **options)
+        config = server_config(app)
+        config.loop = "asyncio"
+        server = box["server"] = uvicorn.Server(config)
+        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.01)
+        ready.set()
+        await serving
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    assert ready.wait(20), "the proxy did not start"
+    try:
+        yield origin
+    finally:
+        box["server"].should_exit = True
+        thread.join(20)
+        sock.close()
+
+
+def raw_exchange(origin: str, data: bytes) -> bytes:
+    """Send ``data`` as it is and read until the proxy closes (``Connection: close``)."""
+    parts = urlsplit(origin)
+    assert parts.hostname is not None and parts.port is not None
+    with socket.create_connection((parts.hostname, parts.port), timeout=20) as conn:
+        conn.sendall(data)
+        out = b""
+        while chunk := conn.recv(65536):
+            out += chunk
+        return out
+
+
+def chunked(method: str, target: str, body: bytes, trailers: bytes, head: bytes = b"") -> bytes:
+    return (f"{method} {target} HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n".encode()
+            + head + b"Transfer-Encoding: chunked\r\n\r\n"
+            + b"%x\r\n" % len(body) + body + b"\r\n0\r\n" + trailers + b"\r\n")  # fmt: skip
+
+
+def test_a_trailer_never_activates_and_is_never_passed_on() -> None:
+    # Issue 14 finding 1, PROFILE §3.9: the listening server appended trailers to the
+    # request's headers, so the proxy forwarded them upstream as headers and an
+    # A2A-Extensions trailer alone activated the interview.
+    act = f"A2A-Extensions: {INTERVIEW_URI}\r\nX-A2A-Extensions: {INTERVIEW_URI}\r\n".encode()
+    with recorder() as up, proxy_served(up.origin, poll=0) as proxy:
+        up.forget()
+        asked = raw_exchange(proxy, chunked("POST", RPC, rpc_body("interview/identity"),
+                                            act + b"X-T: 1\r\n"))  # fmt: skip
+        assert asked.startswith(b"HTTP/1.1 200 ")
+        assert b"a2a-extensions" not in asked.lower()  # not answered: no echo
+        assert identity(up.origin) not in asked
+        echoed = raw_exchange(proxy, chunked("PUT", "/echo", b"hello", b"X-T: 1\r\n" + act))
+        assert echoed.startswith(b"HTTP/1.1 200 ")
+        assert [target for _, target, _, _ in up.seen] == [RPC.encode(), b"/echo"]
+        for _, _, headers, _ in up.seen:
+            names = {name.lower() for name, _ in headers}
+            assert not names & {b"x-t", b"a2a-extensions", b"x-a2a-extensions"}, headers
+        # The same call with the header activated: answered here, never passed on.
+        up.forget()
+        answered = raw_exchange(proxy, chunked("POST", RPC, rpc_body("interview/identity"),
+                                               b"", head=act))  # fmt: skip
+        assert identity(up.origin) in answered and up.seen == []
+
+
+def test_a_trailer_flood_is_refused_before_upstream_is_asked() -> None:
+    # Issue 14 finding 1: 600 MiB of trailers took the proxy from 51 to 770 MiB. The
+    # trailer section counts against the head bound: 431 after 64 KiB.
+    with recorder() as up, proxy_served(up.origin, poll=0) as proxy:
+        up.forget()
+        parts = urlsplit(proxy)
+        assert parts.port is not None
+        with socket.create_connection(("127.0.0.1", parts.port), timeout=20) as conn:
+            conn.sendall(chunked("POST", "/echo", b"hello", b"")[:-2])  # the trailer section
+            sent = 0
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                while sent < 20_000:  # up to 20 MB of trailer fields
+                    conn.sendall(b"X-T: " + b"a" * 1000 + b"\r\n")
+                    sent += 1
+            reply = b""
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := conn.recv(65536):
+                    reply += chunk
+        assert reply.startswith(b"HTTP/1.1 431 "), reply[:100]
+        assert sent < 20_000
+        assert up.seen == []
+
+
+FORWARDING = [
+    ("X-Forwarded-For", "203.0.113.9"), ("X-Forwarded-Proto", "https"),
+    ("X-Forwarded-Host", "evil.example"), ("Forwarded", "for=203.0.113.9;proto=https"),
+    ("X-Real-IP", "203.0.113.9"), ("x-forwarded-port", "443"), ("True-Client-IP", "1.2.3.4"),
+]  # fmt: skip
+
+
+def test_a_clients_forwarding_headers_are_dropped_and_the_proxys_own_added() -> None:
+    # Issue 14 finding 10: a client's X-Forwarded-*/Forwarded/X-Real-IP reached the
+    # upstream verbatim, so any client could name itself 203.0.113.9 over https.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        up.forget()
+        request(proxy.origin, "GET", "/echo", [("X-Keep", "1"), *FORWARDING])
+        request(proxy.origin, "GET", CARD, FORWARDING)
+        for _, _, headers, _ in up.seen:
+            names = [(n.decode().lower(), v.decode()) for n, v in headers]
+            assert [(n, v) for n, v in names if n.startswith("x-forwarded") or n in (
+                "forwarded", "x-real-ip", "true-client-ip")] == [
+                ("x-forwarded-for", "127.0.0.1"), ("x-forwarded-proto", "http")]  # fmt: skip
+        assert ("x-keep", "1") in [(n.decode(), v.decode()) for n, v in up.seen[0][2]]
+
+
+def test_a_trusted_balancers_forwarding_headers_are_passed_on() -> None:
+    # The operator trusts its balancer's address (--forwarded-allow-ips): its chain is
+    # passed on with the peer appended, and its X-Forwarded-Proto kept.
+    for allow in (("127.0.0.1",), ("127.0.0.0/8", "::1"), ("*",)):
+        with recorder() as up, proxy_running(up.origin, poll=0, forwarded_allow_ips=allow) as p:
+            up.forget()
+            request(p.origin, "GET", "/echo", FORWARDING)
+            [(_, _, headers, _)] = up.seen
+            names = [(n.decode().lower(), v.decode()) for n, v in headers]
+            assert ("x-forwarded-for", "203.0.113.9, 127.0.0.1") in names
+            assert ("x-forwarded-proto", "https") in names
+            assert ("forwarded", "for=203.0.113.9;proto=https") in names
+            assert ("x-real-ip", "203.0.113.9") in names
+    with (
+        recorder() as up,
+        proxy_running(up.origin, poll=0, forwarded_allow_ips=("10.0.0.0/8",)) as p,
+    ):
+        up.forget()
+        request(p.origin, "GET", "/echo", FORWARDING)
+        [(_, _, headers, _)] = up.seen
+        assert (b"x-forwarded-for", b"127.0.0.1") in headers  # not trusted: the peer only
+
+
+@pytest.mark.anyio
+async def test_an_unreadable_forwarded_allow_ips_refuses_to_start() -> None:
+    with pytest.raises(ProxyError, match="not an IP address or network"):
+        await build_proxy("http://127.0.0.1:1", forwarded_allow_ips=("10.0.0.0/33",))
+
+
+def _date(headers: list[tuple[str, str]]) -> str:
+    dates = [v for n, v in headers if n.lower() == "date"]
+    assert len(dates) == 1, headers
+    return dates[0]
+
+
+def test_every_response_the_proxy_makes_carries_a_date() -> None:
+    # Issue 12 item 7: the proxy's own answers, refusals and 502 carried no Date (RFC 9110
+    # §6.6.1); upstream's own Date passes through as it came.
+    with contextlib.ExitStack() as stack:
+        up = stack.enter_context(recorder())
+        proxy = stack.enter_context(proxy_served(up.origin, poll=0, max_body=100))
+        made = [
+            request(proxy, "POST", RPC, ACT, rpc_body("interview/identity")),  # an answer
+            request(proxy, "POST", RPC, ACT, rpc_body("interview/other")),  # a refusal
+            request(proxy, "POST", RPC, ACT, rpc_body("interview/identity", params=[])),
+            request(proxy, "GET", f"{REST}/interview/identity", ACT),
+            request(proxy, "POST", "/echo", (), b"x" * 101),  # 413
+            request(proxy, "OPTIONS", "*"),  # 400
+            request(proxy, "GET", CARD),  # upstream's, Date included
+            request(proxy, "GET", "/echo"),  # passed on: upstream's Date
+        ]
+    for status, headers, _ in made:
+        assert status in (200, 400, 413), (status, headers)
+        _date(headers)
+
+
+def test_the_proxys_502_and_the_last_verified_card_carry_a_date() -> None:
+    stack = contextlib.ExitStack()
+    upstream = stack.enter_context(recorder())
+    with proxy_served(upstream.origin, poll=0) as proxy:
+        stack.close()  # upstream stops; the proxy keeps serving
+        status, headers, _ = request(proxy, "GET", "/echo")
+        assert status == 502
+        _date(headers)
+        status, headers, body = request(proxy, "GET", CARD)  # the last verified bytes
+        assert status == 200 and body
+        _date(headers)
+
+
+@pytest.mark.parametrize("upgrade", ["websocket", "h2c"])
+def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
+    upgrade: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 14 finding 10: a WebSocket upgrade was forwarded as a plain GET (decisions:
+    # upgrades are closed), and `Upgrade: h2c` with a body ended in a 500 and a logged
+    # traceback.
+    with caplog.at_level(logging.INFO), recorder() as up, proxy_served(up.origin, poll=0) as proxy:
+        up.forget()
+        reply = raw_exchange(proxy, (
+            f"POST /echo HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: {upgrade}\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            "Content-Length: 5\r\n\r\nhello").encode())  # fmt: skip
+        assert reply.startswith(b"HTTP/1.1 400 "), reply[:200]
+        assert reply.endswith(b"protocol upgrade not supported")
+        assert up.seen == [] and up.started == []
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def test_the_new_serving_flags_refuse_nonsense_in_one_line() -> None:
+    # Issue 14 findings 7 and 10: --forwarded-allow-ips and --max-client-connections.
+    from test_proxy import _cli
+
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
+    cases = [
+        (("--forwarded-allow-ips", "10.0.0.0/33"), "is not an IP address or network"),
+        (("--forwarded-allow-ips", "127.0.0.1,proxy.example"), "'proxy.example'"),
+        (("--max-client-connections", "-1"), "less than 0"),
+        (("--max-client-connections", "some"), "not a whole number"),
+    ]
+    for extra, message in cases:
+        process = _cli(*base, *extra)
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
+        assert message in err, (extra, err)

@@ -214,6 +214,64 @@ def test_a_header_that_never_ends_is_refused_within_the_head_bound() -> None:
     run(main)
 
 
+def test_trailer_fields_are_never_response_headers() -> None:
+    # Issue 14 finding 1 (PROFILE §3.9 read from the verifier's side): httptools reports
+    # trailer fields like header fields, and they were appended to the response's
+    # headers: an A2A-Extensions echo sent only as a trailer counted as the echo.
+    reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+             b"A2A-Extensions: https://agentsow.com/extensions/a2a-interview/v1\r\n"
+             b"Content-Type: text/html\r\n\r\n")  # fmt: skip
+
+    async def main() -> None:
+        async with raw_server(lambda _r: reply) as server:
+            pool = Pool(tls_context(), resolve=loopback)
+            url = f"http://127.0.0.1:{server.port}/"
+            response = await pool.exchange("GET", url, [], None, max_bytes=1024)
+            await pool.aclose()
+        assert response.body == b"{}"
+        assert [name for name, _ in response.headers] == ["content-type", "transfer-encoding"]
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        pytest.param(b"X-T: " + b"a" * 1000 + b"\r\n", id="many-fields"),
+        pytest.param(b"a" * 65536, id="one-endless-field"),
+    ],
+)
+def test_a_trailer_section_that_never_ends_is_refused_within_the_head_bound(piece: bytes) -> None:
+    # Issue 14 finding 1: the head bound stopped at the head; a peer streaming trailer
+    # fields after a chunked body was read until the caller's timeout.
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+                     + (b"X-Big: " if len(piece) > 2000 else b""))  # fmt: skip
+        try:
+            for _ in range(4096):  # up to 4 MiB or 256 MiB, never ended
+                writer.write(piece)
+                await writer.drain()
+            await anyio.sleep(30)
+        except ConnectionError:
+            pass
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = Pool(tls_context(), resolve=loopback)
+        try:
+            with anyio.fail_after(20), pytest.raises(WireError, match="headers too large"):
+                await pool.exchange("GET", f"http://127.0.0.1:{port}/", [], None, max_bytes=1024)
+        finally:
+            await pool.aclose()
+            server.close()
+
+    run(main)
+
+
 def test_admit_judges_what_a_name_resolved_to_before_any_connection() -> None:
     # issue 8 finding 8: the addresses judged are the addresses connected to, and a
     # refused one is never contacted (no open/closed port to tell apart).

@@ -45,7 +45,13 @@ Then it listens on --host:--port and
   - serves the card at the card's path as the agent serves it (its Cache-Control, ETag,
     Vary ... unchanged unless --card-cache-control), only ever as bytes that verified,
     each A2A-Version variant verified on its own;
-  - passes every other request to the agent byte for byte, streaming (SSE) included.
+  - passes every other request to the agent byte for byte, streaming (SSE) included,
+    less the hop-by-hop fields and, unless --forwarded-allow-ips trusts the client's
+    address, the client's X-Forwarded-*, Forwarded and X-Real-IP; it adds its own
+    X-Forwarded-For and X-Forwarded-Proto;
+  - refuses protocol upgrades (WebSocket, h2c) with 400, bounds every header section
+    (trailers included; trailer fields are never passed on) and keeps one client to its
+    share of the connections (--max-client-connections).
 
 Every --poll seconds, and on every card request, the proxy re-reads the card; a changed
 card is verified before it is served, and one that fails keeps the last good set
@@ -115,6 +121,15 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.public_url is not None:
         options["public_url"] = _http_url("--public-url", args.public_url)
+    if args.forwarded_allow_ips:
+        from ..server.proxy import trusted_peers
+
+        allow = tuple(item.strip() for item in args.forwarded_allow_ips.split(",") if item.strip())
+        try:
+            trusted_peers(allow)
+        except ValueError as exc:
+            raise UsageError(f"--forwarded-allow-ips: {exc}") from None
+        options["forwarded_allow_ips"] = allow
     if args.card_cache_control is not None and (
         not args.card_cache_control.isprintable() or not args.card_cache_control.isascii()
     ):
@@ -328,6 +343,14 @@ def register(sub: Any) -> None:
         default=30.0,
         metavar="S",
         help="the longest a client may take to send its request body (default: 30); slower: 408",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="LIST",
+        default="",
+        help="comma-separated addresses or networks (or '*') of balancers in front whose "
+        "X-Forwarded-*, Forwarded and X-Real-IP fields are passed on (default: none; "
+        "a client's own are dropped, and X-Forwarded-For/-Proto are always the proxy's)",
     )
     p.add_argument(
         "--access-log", action="store_true", help="log every request (costs about 50 µs a request)"

@@ -74,6 +74,14 @@ def run_demo(args: argparse.Namespace) -> int:
     return OUTCOME_EXIT[str(record.outcome)]
 
 
+def _gone(record: logging.LogRecord) -> bool:
+    """Keep a log record unless it is the a2a-sdk's traceback for a client that left
+    mid-body: the listening server ends such requests itself (a 408, 413 or 431 over a
+    bound, PROFILE §3.9, issue 14), and the operator sees no traceback for them."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return type(exc).__name__ != "ClientDisconnect"
+
+
 def _serve(args: argparse.Namespace) -> int:
     from ..demo import serve
     from ..server.listen import bounds_from_args
@@ -97,6 +105,7 @@ def _serve(args: argparse.Namespace) -> int:
         print("  TEST KEYS ONLY: nothing this agent signs is to be trusted. Ctrl-C stops it.",
               flush=True)  # fmt: skip
 
+    logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").addFilter(_gone)
     return serve_until_stopped(
         args.host, args.port,
         lambda: serve(args.host, args.port, limiter=limiter, on_ready=ready,

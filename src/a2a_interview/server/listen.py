@@ -6,6 +6,11 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
 - **request head size**: request line and header fields together at most
   ``max_header_bytes`` (64 KiB); beyond, ``431`` and the connection closed. The bytes are
   counted before they reach the parser, so a 176 MiB header costs 64 KiB, not 176 MiB;
+- **trailer section** (PROFILE §3.9, issue 14 finding 1): the bytes of a chunked body
+  that are not body (chunk framing and trailer fields) count against the same bound, so
+  600 MiB of trailers cost 64 KiB; trailer fields are dropped, never added to the
+  request's headers (uvicorn appends them to ``scope["headers"]``, where an app would read
+  a trailer as a header: an ``A2A-Extensions`` trailer would activate);
 - **request head time**: a head must arrive within ``header_timeout`` (10 s) of the
   connection opening or of its own first byte; a client dripping header lines is sent
   ``408`` and dropped, and one that connects and sends nothing is closed;
@@ -15,21 +20,35 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
 - **connections**: at most ``max_connections`` open at once; one more is answered ``503``
   and closed at once, so descriptors are never exhausted (the process's descriptor limit
   is raised to fit, or the bound lowered to fit it, with a warning);
+- **a client's share** (issue 14 finding 7): one client (an IPv4 address, or an IPv6
+  /64) holds at most ``max_client_connections`` of them (default: a tenth of
+  ``max_connections``; 0: no share); its next one is answered ``503``, so one address
+  cannot take every connection from the others;
+- **protocol upgrades** (issue 14 finding 10): a request asking to switch protocols
+  (``Connection: upgrade`` with ``Upgrade``: WebSocket, ``h2c``; or ``CONNECT``) is
+  answered ``400`` and the connection closed, before any app sees it: these servers speak
+  HTTP/1.1 only, and the parser stops at an upgrade (a body after it was dropped);
 - **keep-alive**: an idle connection is closed after ``keep_alive`` (5 s).
 
 uvicorn's ``httptools`` protocol has no head-size bound and no head or body timeout
 (``h11_max_incomplete_event_size`` exists for the ``h11`` protocol only, which is slower);
 :func:`protocol` is a thin subclass of it that counts and times before the parser sees a
-byte, so the fast parser stays. Requires the ``server`` extra.
+byte, so the fast parser stays. Requires the ``server`` extra. An app served by uvicorn's
+own command line keeps the default bounds with
+``--http a2a_interview.server.listen:BoundedHttpProtocol``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
 import socket
+import time
+from collections import Counter
 from dataclasses import dataclass, replace
+from email.utils import formatdate
 from typing import Any, Final
 
 __all__ = [
@@ -38,7 +57,9 @@ __all__ = [
     "add_arguments",
     "bind",
     "bounds_from_args",
+    "client_of",
     "config",
+    "http_date",
     "origin_of",
     "protocol",
 ]
@@ -56,6 +77,7 @@ class Bounds:
     keep_alive: float = 5.0
     max_connections: int = 1000
     max_body: int | None = None
+    max_client_connections: int | None = None  # None: a tenth of max_connections; 0: none
 
     def __post_init__(self) -> None:
         if self.max_header_bytes < 1024:
@@ -68,6 +90,15 @@ class Bounds:
             raise ValueError("max_connections must be at least 1")
         if self.max_body is not None and self.max_body < 0:
             raise ValueError("max_body must be >= 0")
+        if self.max_client_connections is not None and self.max_client_connections < 0:
+            raise ValueError("max_client_connections must be >= 0")
+
+    @property
+    def client_share(self) -> int | None:
+        """Connections one client may hold (``None``: no share of its own)."""
+        if self.max_client_connections is None:
+            return max(1, self.max_connections // 10)
+        return self.max_client_connections or None
 
 
 DEFAULT_BOUNDS: Final = Bounds()
@@ -97,12 +128,14 @@ def origin_of(sock: socket.socket) -> str:
 
 
 _REASONS: Final = {
+    400: b"Bad Request",
     408: b"Request Timeout",
     413: b"Content Too Large",
     431: b"Request Header Fields Too Large",
     503: b"Service Unavailable",
 }
 _BODIES: Final = {
+    400: b"protocol upgrade not supported",
     408: b"request not received in time",
     413: b"request body too large",
     431: b"request header fields too large",
@@ -110,15 +143,45 @@ _BODIES: Final = {
 }
 
 
+def http_date() -> bytes:
+    """The current time as an HTTP ``Date`` value (RFC 9110 §5.6.7), computed once a
+    second."""
+    now = int(time.time())
+    if _DATE[0] != now:
+        _DATE[:] = [now, formatdate(now, usegmt=True).encode("ascii")]
+    return _DATE[1]  # type: ignore[return-value]
+
+
+_DATE: list[int | bytes] = [0, b""]
+
+
 def _refusal(status: int, default_headers: list[tuple[bytes, bytes]]) -> bytes:
     body = _BODIES[status]
     lines = [b"HTTP/1.1 %d %s\r\n" % (status, _REASONS[status])]
     lines += [name + b": " + value + b"\r\n" for name, value in default_headers]
+    if all(name.lower() != b"date" for name, _ in default_headers):
+        # Issue 12 item 7: every response a server makes carries Date (RFC 9110 §6.6.1),
+        # also where uvicorn's own is off (the proxy passes upstream's on).
+        lines.append(b"date: " + http_date() + b"\r\n")
     lines.append(b"content-type: text/plain; charset=utf-8\r\n")
     lines.append(b"content-length: %d\r\nconnection: close\r\n" % len(body))
     if status == 503:
         lines.append(b"retry-after: 1\r\n")
     return b"".join(lines) + b"\r\n" + body
+
+
+def client_of(peer: str) -> str:
+    """The client a peer address counts as for its share of connections: an IPv4 address
+    (also when mapped into IPv6), or an IPv6 /64 (one host's usual allocation)."""
+    try:
+        address = ipaddress.ip_address(peer.partition("%")[0])
+    except ValueError:
+        return peer  # a Unix socket's path, or nothing: one client
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
@@ -131,19 +194,27 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             "serving needs the 'server' extra: pip install 'a2a-interview[server]'"
         ) from exc
 
+    share = bounds.client_share
+    held: Counter[str] = Counter()  # open connections by client (client_of)
+
     class BoundedHttpToolsProtocol(HttpToolsProtocol):
-        """Counts request-head bytes before the parser sees them and arms the head and
-        body timers; everything else is uvicorn's."""
+        """Counts request-head and trailer bytes before the parser holds them, drops
+        trailer fields, refuses upgrades, keeps each client to its share of connections
+        and arms the head and body timers; everything else is uvicorn's."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._head = 0  # bytes of the current request head so far
             self._in_body = False
             self._body = 0
+            self._framing = 0  # body-section bytes fed since the last body byte
+            self._progress = False  # a body byte, or the message's end, in this read
             self._too_large = False
+            self._upgrade = False
             self._closing = False
             self._timer: asyncio.TimerHandle | None = None
             self._exchange: Any = None  # the cycle of the request whose body is read
+            self._counted: str | None = None  # the client whose share this connection is
 
         # -- timers: armed only while a head or a body is incomplete, so an ordinary
         # request that arrives in one read costs no timer at all.
@@ -191,11 +262,30 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             if len(self.connections) > bounds.max_connections:
                 self._refuse(503)
                 return
+            if share is not None:
+                client = client_of(self.client[0] if self.client else "")
+                if held[client] >= share:
+                    self._refuse(503)
+                    return
+                held[client] += 1
+                self._counted = client
             self._arm(bounds.header_timeout)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._counted is not None:
+                held[self._counted] -= 1
+                if held[self._counted] <= 0:
+                    del held[self._counted]
+                self._counted = None
             super().connection_lost(exc)
+
+        def _feed(self, data: bytes) -> bool:
+            """Hand ``data`` to the parser; whether the connection is still served."""
+            super().data_received(data)
+            if self._upgrade and not self._closing:
+                self._refuse(400)
+            return not (self._closing or self.transport.is_closing())
 
         def data_received(self, data: bytes) -> None:
             if self._closing:
@@ -204,18 +294,27 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             while data:
                 if self._in_body or self.parser is None:
                     # Body bytes (the parser frames them; a head that starts later in
-                    # this same read is counted from the next read on).
-                    super().data_received(data)
+                    # this same read is counted from the next read on). Bytes that
+                    # deliver no body byte are chunk framing or trailer fields, which
+                    # the parser holds: they count against the head's bound.
+                    self._progress = False
+                    if not self._feed(data):
+                        return
+                    if not self._progress:
+                        self._framing += len(data)
+                    if self._in_body and self._framing > limit:
+                        self._refuse(431)
+                        return
                     break
                 room = limit - self._head
                 if len(data) <= room:
                     self._head += len(data)
-                    super().data_received(data)
+                    if not self._feed(data):
+                        return
                     break
                 piece, data = data[:room], data[room:]
                 self._head += len(piece)
-                super().data_received(piece)
-                if self._closing or self.transport.is_closing():
+                if not self._feed(piece):
                     return
                 if not self._in_body and self._head:  # the head is still not over at the bound
                     self._refuse(431)
@@ -231,9 +330,22 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             elif self._head:
                 self._arm(bounds.header_timeout)
 
+        # -- upgrades: never performed (module docstring)
+
+        def _should_upgrade(self) -> bool:
+            return False
+
+        def _unsupported_upgrade_warning(self) -> None:
+            pass  # answered 400 by _feed, without a log line per request
+
         # -- parser callbacks
 
         def on_header(self, name: bytes, value: bytes) -> None:
+            if self._in_body:
+                # A trailer field (RFC 9112 §7.1.2): counted, never a header. PROFILE
+                # §3.9: a trailer never activates and is never forwarded as a header.
+                self._framing += len(name) + len(value) + 4
+                return
             # RFC 9110 §5.5: a field value excludes leading and trailing whitespace. The
             # parser leaves trailing blanks in; the app (and any upstream a proxy forwards
             # to, whose client refuses such a value) gets the value itself.
@@ -243,7 +355,11 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._disarm()
             self._in_body = True
             self._body = 0
+            self._framing = 0
             self._exchange = None
+            if self.parser.should_upgrade():
+                self._upgrade = True  # refused once the parser stops (_feed)
+                return
             if bounds.max_body is not None:
                 for name, value in self.headers:
                     length = value.strip()
@@ -258,6 +374,8 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._exchange = self.cycle
 
         def on_body(self, body: bytes) -> None:
+            self._progress = True
+            self._framing = 0
             if self._too_large:
                 return
             if bounds.max_body is not None:
@@ -271,10 +389,21 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._disarm()
             self._in_body = False
             self._head = 0
-            if not self._too_large:
+            self._progress = True
+            if not (self._too_large or self._upgrade):
                 super().on_message_complete()
 
     return BoundedHttpToolsProtocol
+
+
+def __getattr__(name: str) -> Any:
+    """``BoundedHttpProtocol``: :func:`protocol` with the default bounds, for an app
+    served by a stock uvicorn command line (the middleware's users):
+    ``uvicorn app:app --http a2a_interview.server.listen:BoundedHttpProtocol``."""
+    if name == "BoundedHttpProtocol":
+        value = globals()[name] = protocol()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _fit_descriptors(bounds: Bounds, per_connection: int) -> Bounds:
@@ -348,7 +477,8 @@ def add_arguments(
     parser: argparse.ArgumentParser, *, max_body: int | None = None, body: bool = True
 ) -> None:
     """The bounds as command-line options, defaults shown: ``--max-connections``,
-    ``--max-header-bytes``, ``--header-timeout``, ``--keep-alive``; with ``body``,
+    ``--max-client-connections``, ``--max-header-bytes``, ``--header-timeout``,
+    ``--keep-alive``; with ``body``,
     ``--body-timeout`` too, and ``--max-body`` when ``max_body`` is given (a command
     that has body options of its own, as ``proxy`` does, passes ``body=False``)."""
     d = DEFAULT_BOUNDS
@@ -356,6 +486,11 @@ def add_arguments(
     group.add_argument("--max-connections", type=_count(1), default=d.max_connections,
                        metavar="N", help=f"open connections at most (default {d.max_connections}"
                        "; one more is answered 503)")  # fmt: skip
+    group.add_argument("--max-client-connections", type=_count(0), default=None, metavar="N",
+                       help="open connections one client address (an IPv6 /64) may hold "
+                       "(default: a tenth of --max-connections; 0: no share; behind a "
+                       "balancer every client has its address); one more is answered "
+                       "503")  # fmt: skip
     group.add_argument("--max-header-bytes", type=_count(1024), default=d.max_header_bytes,
                        metavar="BYTES", help="request line and headers at most (default "
                        f"{d.max_header_bytes}; more is answered 431)")  # fmt: skip
@@ -385,5 +520,6 @@ def bounds_from_args(args: argparse.Namespace, *, body: bool = True) -> Bounds:
         body_timeout=args.body_timeout if body else DEFAULT_BOUNDS.body_timeout,
         keep_alive=args.keep_alive,
         max_connections=args.max_connections,
+        max_client_connections=args.max_client_connections,
         max_body=getattr(args, "max_body", None) if body else None,
     )

@@ -31,8 +31,15 @@ Then it serves:
   verified, else the last verified bytes. Variants negotiated by ``A2A-Version`` are
   fetched, verified and answered from separately;
 - everything else, passed on byte for byte: the request target as received (no dot
-  segment removal, no re-encoding), headers in order less the hop-by-hop ones, the body;
-  the response streamed back unbuffered (Server-Sent Events included).
+  segment removal, no re-encoding), headers in order less the hop-by-hop ones and (unless
+  ``forwarded_allow_ips`` trusts the peer) the client's forwarding fields, with the
+  proxy's own ``X-Forwarded-For``/``-Proto``; the body; the response streamed back
+  unbuffered (Server-Sent Events included);
+- every response with a ``Date`` (upstream's own, else the proxy's).
+
+Served by :func:`server_config` (what :func:`serve` uses), the listening server also
+bounds every header section, trailers included, drops trailer fields and refuses
+protocol upgrades (``server/listen.py``, PROFILE §3.9).
 
 Changes to the upstream card are followed by polling (``If-None-Match``) and on every
 card request; a changed card is verified like the first one and swapped in whole, and a
@@ -44,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import ipaddress
 import logging
 import re
 import socket
@@ -77,6 +85,7 @@ from ..verifier.client import (
 )
 from .asgi import (
     ClientKey,
+    Message,
     Receive,
     Scope,
     Send,
@@ -86,7 +95,7 @@ from .asgi import (
     send_reply,
 )
 from .lifecycle import LiveDeclarations
-from .listen import bind
+from .listen import bind, http_date
 
 log = logging.getLogger("a2a_interview.proxy")
 
@@ -301,6 +310,9 @@ class ProxyOptions:
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     upstream_connections: int = UPSTREAM_CONNECTIONS
     upstream_wait: float = POOL_TIMEOUT
+    # Peers whose forwarding headers are passed on (issue 14 finding 10): addresses or
+    # networks ("10.0.0.0/8"), or "*" for every peer. Default: none.
+    forwarded_allow_ips: Sequence[str] = ()
 
 
 class _Upstream:
@@ -637,12 +649,53 @@ def _listed(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
     return named
 
 
+# Fields by which a client names another client address, scheme or host (RFC 7239 and
+# its de facto predecessors): passed on only from a trusted peer (issue 14 finding 10).
+_FORWARDING: Final = frozenset({
+    b"forwarded", b"x-real-ip", b"true-client-ip", b"x-client-ip", b"cf-connecting-ip",
+    b"fastly-client-ip", b"x-cluster-client-ip", b"x-original-forwarded-for",
+})  # fmt: skip
+
+
+def _forwarding(name: bytes) -> bool:
+    low = name.lower()
+    return low in _FORWARDING or low.startswith(b"x-forwarded-")
+
+
+def trusted_peers(allow: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a peer address is one of ``allow`` (addresses, networks, or ``*``).
+    Raises ``ValueError`` naming an entry that is neither."""
+    if "*" in allow:
+        return lambda _peer: True
+    networks = []
+    for item in allow:
+        try:
+            networks.append(ipaddress.ip_network(item.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{item!r} is not an IP address or network") from None
+
+    def trusted(peer: str) -> bool:
+        try:
+            address = ipaddress.ip_address(peer.partition("%")[0])
+        except ValueError:
+            return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return any(address in network for network in networks)
+
+    return trusted
+
+
 def _request_headers(
-    scope: Scope, dropped: frozenset[bytes] = _NOT_FORWARDED
+    scope: Scope, dropped: frozenset[bytes] = _NOT_FORWARDED, *, trusted: bool = False
 ) -> list[tuple[bytes, bytes]]:
+    """The client's header fields as passed on: less ``dropped`` and what ``Connection``
+    names; a client's forwarding fields only from a ``trusted`` peer; then the proxy's
+    own ``X-Forwarded-For`` (the peer appended to a trusted chain) and
+    ``X-Forwarded-Proto`` (kept when a trusted peer sent one)."""
     raw: list[tuple[bytes, bytes]] = scope["headers"]
     drop = dropped | _listed(raw)
-    out = [(n, v) for n, v in raw if n.lower() not in drop]
+    out = [(n, v) for n, v in raw if n.lower() not in drop and (trusted or not _forwarding(n))]
     client = scope.get("client")
     if client:
         forwarded = [v for n, v in out if n.lower() == b"x-forwarded-for"]
@@ -713,6 +766,7 @@ class _Front:
         self.limiter = limiter
         self.client_key = client_key
         self.options = source.options
+        self.trusts = trusted_peers(source.options.forwarded_allow_ips)
         self._routes: dict[int, _Routes] = {}
         self.local: dict[str, bytes] = {}
         for url, body in source.options.proposals.items():
@@ -763,6 +817,11 @@ class _Front:
                             "body": b"" if method == "HEAD" else local})  # fmt: skip
                 return
         await self._pass(scope, receive, send, raw_path, body)
+
+    def _trusted(self, scope: Scope) -> bool:
+        """Whether the peer may name other clients (``forwarded_allow_ips``)."""
+        client = scope.get("client")
+        return client is not None and self.trusts(str(client[0]))
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, read before any upstream connection is taken (issue 8
@@ -869,7 +928,7 @@ class _Front:
         # The default variant is fetched without A2A-Version, whatever the client sent
         # (not a version, or past MAX_VARIANTS): else its bytes never match.
         dropped = _CARD_REQUEST_DROPPED if key else _CARD_REQUEST_DROPPED | {_VERSION_HEADER}
-        headers = _request_headers(scope, dropped)
+        headers = _request_headers(scope, dropped, trusted=self._trusted(scope))
         try:
             fetched: _Fetched | None = await _fetch(
                 self.source.client(), self.source.card_url, max_bytes=self.source.max_bytes,
@@ -912,7 +971,8 @@ class _Front:
         query: bytes = scope.get("query_string", b"")
         target = raw_path + (b"?" + query if query else b"")
         request = httpx.Request(
-            scope["method"], self.source.origin + "/", headers=_request_headers(scope),
+            scope["method"], self.source.origin + "/",
+            headers=_request_headers(scope, trusted=self._trusted(scope)),
             content=body, extensions={"target": target},
         )  # fmt: skip
         try:
@@ -974,6 +1034,23 @@ class _Front:
                     await streaming
 
 
+def _dated(send: Send) -> Send:
+    """``send`` giving every response a ``Date`` (issue 12 item 7): the proxy's own
+    answers, refusals and errors, and upstream's responses that came without one
+    (RFC 9110 §6.6.1: a recipient with a clock adds it when forwarding). Upstream's own
+    ``Date`` passes through unchanged."""
+
+    async def dated(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            if all(name.lower() != b"date" for name, _ in headers):
+                headers.append((b"date", http_date()))
+                message = {**message, "headers": headers}
+        await send(message)
+
+    return dated
+
+
 class ProxyApp:
     """The proxy as an ASGI application.
 
@@ -1006,6 +1083,8 @@ class ProxyApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
+        if scope["type"] == "http":
+            send = _dated(send)
         await self.app(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -1101,8 +1180,9 @@ async def build_proxy(
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
     ``declare``, ``card_key``, ``card_kid``, ``proposals``, ``card_cache_control``,
-    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``) shape
-    the card and the bounds. ``transport`` replaces the network (tests).
+    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``,
+    ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded.
+    ``transport`` replaces the network (tests).
 
     Returns ``(app, live)``, ``live`` being the default card variant's (no
     ``A2A-Version``). Raises, before anything is served:
@@ -1114,9 +1194,14 @@ async def build_proxy(
     - :class:`ProxyError` when the card cannot be fetched (transport error, non-2xx,
       over ``max_bytes``, past ``timeout``, a cross-origin redirect), declares no
       JSONRPC or HTTP+JSON interface, or is signed and would be changed by ``declare``
-      without ``card_key`` and ``card_kid``.
+      without ``card_key`` and ``card_kid``; and when ``forwarded_allow_ips`` names
+      something that is not an address or network.
     """
     options = options or ProxyOptions(**option_values)
+    try:
+        trusted_peers(options.forwarded_allow_ips)
+    except ValueError as exc:
+        raise ProxyError(f"forwarded_allow_ips: {exc}") from None
     reporter = _Reporter()
     source = _Upstream(upstream, timeout=timeout, max_bytes=max_bytes,
                        idle_timeout=idle_timeout, transport=transport, options=options,
@@ -1170,6 +1255,32 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ProxyError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
     sock.setblocking(False)
     return sock
+
+
+def server_config(app: ProxyApp, bounds: Any = None, *, access_log: bool = False) -> Any:
+    """The ``uvicorn.Config`` the proxy is served with: ``bounds`` (default
+    ``listen.DEFAULT_BOUNDS``) kept by :func:`~a2a_interview.server.listen.protocol`,
+    which also drops trailer fields and refuses upgrades (PROFILE §3.9, issue 14), and
+    none of uvicorn's own response headers (upstream's ``Date`` and ``Server`` pass
+    through; :class:`ProxyApp` dates the rest)."""
+    from . import listen  # the bounds every server of this package keeps
+
+    # Two descriptors a client may cost: its own connection and one upstream.
+    return listen.config(
+        app,
+        bounds or listen.DEFAULT_BOUNDS,
+        per_connection=2,
+        lifespan="on",
+        access_log=access_log,
+        log_level="info" if access_log else "warning",
+        server_header=False,
+        date_header=False,
+        # The client is the socket's peer: it keys the rate limit and is what
+        # X-Forwarded-For gets appended (a forwarded chain is passed on from a peer in
+        # forwarded_allow_ips only, never trusted for the key).
+        proxy_headers=False,
+        timeout_graceful_shutdown=5,
+    )
 
 
 async def serve(
@@ -1228,24 +1339,7 @@ async def serve(
     except ProxyError:
         await app.aclose()
         raise
-    from . import listen  # the bounds every server of this package keeps
-
-    # Two descriptors a client may cost: its own connection and one upstream.
-    config = listen.config(
-        app,
-        bounds or listen.DEFAULT_BOUNDS,
-        per_connection=2,
-        lifespan="on",
-        access_log=access_log,
-        log_level="info" if access_log else "warning",
-        # The upstream's own Date and Server headers pass through; add none of ours.
-        server_header=False,
-        date_header=False,
-        # The client is the socket's peer: it keys the rate limit and is what
-        # X-Forwarded-For gets appended (a forwarded chain is passed on, not trusted).
-        proxy_headers=False,
-        timeout_graceful_shutdown=5,
-    )
+    config = server_config(app, bounds, access_log=access_log)
     server = uvicorn.Server(config)
     if started is not None:
         bound = sock.getsockname()

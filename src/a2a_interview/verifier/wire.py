@@ -140,13 +140,13 @@ class _Exchange(asyncio.Protocol):
             else:
                 self._fail(self.failure)
             return
-        if not self.status:
-            # httptools holds a header's name and value whole until the header ends, so
-            # on_header alone bounds nothing while one never ends: bytes that complete
-            # no header (nor head) count against the bound as they arrive.
-            self.stalled = 0 if self.progressed else self.stalled + len(data)
-            if self.stalled > _MAX_HEADER_BYTES:
-                self._fail(WireError("response headers too large"))
+        # httptools holds a header's name and value whole until the header ends, so
+        # on_header alone bounds nothing while one never ends: bytes that complete no
+        # header (nor head) nor deliver a body byte count against the bound as they
+        # arrive; in the head, and in a trailer section after a chunked body.
+        self.stalled = 0 if self.progressed else self.stalled + len(data)
+        if self.stalled > _MAX_HEADER_BYTES:
+            self._fail(WireError("response headers too large"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -165,6 +165,8 @@ class _Exchange(asyncio.Protocol):
         if self.header_bytes > _MAX_HEADER_BYTES:
             self.failure = WireError("response headers too large")
             raise self.failure
+        if self.status:
+            return  # a trailer field (RFC 9112 §7.1.2): counted above, never a header
         key = name.decode("latin-1").lower()
         if key == "content-length" or (key == "transfer-encoding" and b"chunked" in value):
             self.framed = True
@@ -179,6 +181,7 @@ class _Exchange(asyncio.Protocol):
             self.framed = True
 
     def on_body(self, chunk: bytes) -> None:
+        self.progressed = True
         self.body += chunk
         if len(self.body) > self.max_bytes:
             self.failure = WireTooLarge()
