@@ -61,7 +61,7 @@ def test_not_ours_passes_through() -> None:
     assert call("SendMessage") is None
     assert rpc.jsonrpc(b'[{"method":"SendMessage"}]', ON, IV) is None  # batches: PROFILE §3.9
     assert rpc.jsonrpc(b'{"method":"interview/identity",', ON, IV) is None
-    assert rpc.jsonrpc(b'{"method":"interview/identity","method":"x"}', ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"GetTask","method":"x"}', ON, IV) is None
     assert rpc.jsonrpc(b'{"method":"SendMessage","params":NaN}', ON, IV) is None
     assert rpc.jsonrpc('{"method":"SendMessage"}'.encode("utf-16"), ON, IV) is None
 

@@ -109,7 +109,7 @@ async def test_every_spelling_of_the_rest_path_is_answered(
 ) -> None:
     # PROFILE §3.9 and §3b: `GET /a2a/rest/x/../interview/identity` is the identity.
     app, spies = stack
-    got = await call(app, "GET", target, ACT)
+    got = await call(app, "GET", target, [*ACT, (b"a2a-version", b"1.0")])
     assert (got.status, got.body) == (200, ANSWER.answer("identity"))
     assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
     assert spies.untouched, spies
