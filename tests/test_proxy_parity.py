@@ -22,7 +22,7 @@ from test_proxy import CARD, REST, RPC, proxy_running, upstream_running
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
               "trailer", "upgrade"}  # fmt: skip
 V1 = {"A2A-Version": "1.0"}
-ACT = {"A2A-Extensions": INTERVIEW_URI}
+ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 
 
 def _message(text: str) -> dict[str, Any]:
