@@ -23,6 +23,12 @@ but 200, any transport error); for the attack phase, how many attacker connectio
 proxy closed; at the end, the proxy process's peak resident memory (``VmHWM``).
 
 Goal (issue 8): with 300 attackers, ordinary p99 < 1 s, no errors, proxy peak < 256 MB.
+
+``--large-bodies N`` (issue 14 finding 9) adds a phase: ``N`` clients send activated
+``interview/usage`` calls padded to 10 MiB (just under the proxy's ``--max-body``) back to
+back, while one ordinary client GETs a document that passes through the proxy to the
+agent; printed: the GETs' p50 and p99 beside the same GETs without those clients.
+Goal: with 2 such clients, the pass-through GET's p99 under 100 ms.
 Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when the
 servers do not start or answer wrongly).
 """
@@ -236,6 +242,58 @@ async def run_phase(origin: str, port: int, args: argparse.Namespace, attackers:
     return phase
 
 
+# ---------------------------------------------------------------- large bodies (issue 14)
+
+
+LARGE_BODY_BYTES = 10 * 1024 * 1024 - 4096  # under the proxy's default --max-body
+
+
+def large_body() -> bytes:
+    """An activated interview call padded to about 10 MiB: the proxy must judge it."""
+    head = b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":"'
+    return head + b"a" * (LARGE_BODY_BYTES - len(head) - 3) + b'"}}'
+
+
+async def large_body_sender(origin: str, body: bytes, stop: float, sent: list[int]) -> None:
+    headers = {"A2A-Version": "1.0", "Content-Type": "application/json",
+               "A2A-Extensions": "https://agentsow.com/extensions/a2a-interview/v1"}  # fmt: skip
+    async with httpx.AsyncClient(base_url=origin, timeout=60) as http:
+        while time.monotonic() < stop:
+            with contextlib.suppress(httpx.HTTPError):
+                await http.post(RPC, content=body, headers=headers)
+                sent[0] += 1
+
+
+async def passthrough_getter(origin: str, path: str, phase: Phase, stop: float) -> None:
+    async with httpx.AsyncClient(base_url=origin, timeout=30) as http:
+        while time.monotonic() < stop:
+            began = time.perf_counter()
+            try:
+                ok = (await http.get(path)).status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            phase.latencies.append(time.perf_counter() - began)
+            if not ok:
+                phase.errors += 1
+            await asyncio.sleep(0.01)
+
+
+async def run_large_body_phase(origin: str, path: str, duration: float, senders: int) -> Phase:
+    """One ordinary pass-through GETter beside ``senders`` clients of 10 MiB bodies."""
+    phase = Phase()
+    body = large_body()
+    sent = [0]
+    settle = 1.0 if senders else 0.0
+    stop = time.monotonic() + settle + duration
+    tasks = [asyncio.ensure_future(large_body_sender(origin, body, stop, sent))
+             for _ in range(senders)]  # fmt: skip
+    await asyncio.sleep(settle)
+    await passthrough_getter(origin, path, phase, stop)
+    await asyncio.gather(*tasks, return_exceptions=True)
+    phase.closed_attackers = sent[0]  # here: large bodies sent
+    return phase
+
+
 def report(name: str, phase: Phase) -> None:
     lat = sorted(phase.latencies)
     if not lat:
@@ -257,6 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drip", type=float, default=5.0, help="seconds between drips")
     parser.add_argument("--max-requests", type=int, default=50_000,
                         help="ordinary requests per phase, at most")  # fmt: skip
+    parser.add_argument(
+        "--large-bodies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="clients sending 10 MiB activated bodies (issue 14), 0: skip",
+    )
     parser.add_argument("--agent", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--public", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -287,7 +352,25 @@ def main(argv: list[str] | None = None) -> int:
         report(f"with {args.attackers} slow attackers", attacked)
         rss = peak_rss_mb(proxied.pid)
         print(f"proxy peak RSS: {rss_calm:.1f} MB after the calm phase, {rss:.1f} MB at the end")
+        if args.large_bodies:
+            large_body_report(origin, args)
     return 0
+
+
+def large_body_report(origin: str, args: argparse.Namespace) -> None:
+    from urllib.parse import urlsplit
+
+    from a2a_interview import reference
+
+    path = urlsplit(next(iter(reference.proposals(origin)))).path  # passes through
+    alone = asyncio.run(run_large_body_phase(origin, path, args.duration, 0))
+    report("pass-through GET alone", alone)
+    loaded = asyncio.run(run_large_body_phase(origin, path, args.duration, args.large_bodies))
+    report(
+        f"pass-through GET beside {args.large_bodies} clients of 10 MiB activated bodies",
+        Phase(loaded.latencies, loaded.errors),
+    )
+    print(f"10 MiB activated bodies sent: {loaded.closed_attackers}")
 
 
 if __name__ == "__main__":
