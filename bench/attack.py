@@ -249,9 +249,14 @@ LARGE_BODY_BYTES = 10 * 1024 * 1024 - 4096  # under the proxy's default --max-bo
 
 
 def large_body() -> bytes:
-    """An activated interview call padded to about 10 MiB: the proxy must judge it."""
-    head = b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":"'
-    return head + b"a" * (LARGE_BODY_BYTES - len(head) - 3) + b'"}}'
+    """An activated interview call padded to about 10 MiB with many small objects, its
+    method last: the costliest body to judge (a parser builds every object; a scan for
+    the namespace reads to the end)."""
+    head = b'{"jsonrpc":"2.0","id":1,"params":{"skill":"x","pad":['
+    tail = b'{}]},"method":"interview/usage"}'
+    item = b'{"a":[1,"b"]},'
+    count = (LARGE_BODY_BYTES - len(head) - len(tail)) // len(item)
+    return head + item * count + tail
 
 
 async def large_body_sender(origin: str, body: bytes, stop: float, sent: list[int]) -> None:
@@ -278,19 +283,36 @@ async def passthrough_getter(origin: str, path: str, phase: Phase, stop: float) 
             await asyncio.sleep(0.01)
 
 
-async def run_large_body_phase(origin: str, path: str, duration: float, senders: int) -> Phase:
-    """One ordinary pass-through GETter beside ``senders`` clients of 10 MiB bodies."""
-    phase = Phase()
+def large_body_senders_main(origin: str, senders: int, seconds: float) -> None:
+    """The 10 MiB clients, in a child process of their own (so that their sending does
+    not slow the measuring client); prints how many bodies were sent."""
     body = large_body()
     sent = [0]
-    settle = 1.0 if senders else 0.0
-    stop = time.monotonic() + settle + duration
-    tasks = [asyncio.ensure_future(large_body_sender(origin, body, stop, sent))
-             for _ in range(senders)]  # fmt: skip
-    await asyncio.sleep(settle)
-    await passthrough_getter(origin, path, phase, stop)
-    await asyncio.gather(*tasks, return_exceptions=True)
-    phase.closed_attackers = sent[0]  # here: large bodies sent
+    stop = time.monotonic() + seconds
+
+    async def main() -> None:
+        await asyncio.gather(*(large_body_sender(origin, body, stop, sent)
+                               for _ in range(senders)))  # fmt: skip
+
+    asyncio.run(main())
+    print(sent[0])
+
+
+def run_large_body_phase(origin: str, path: str, duration: float, senders: int) -> Phase:
+    """One ordinary pass-through GETter beside ``senders`` clients of 10 MiB bodies."""
+    phase = Phase()
+    child = None
+    if senders:
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--large-senders", str(senders), "--public", origin,
+             "--duration", str(duration + 2)],
+            cwd=ROOT, stdout=subprocess.PIPE,
+        )  # fmt: skip
+        time.sleep(1.5)  # the senders start first
+    asyncio.run(passthrough_getter(origin, path, phase, time.monotonic() + duration))
+    if child is not None:
+        out, _ = child.communicate(timeout=60)
+        phase.closed_attackers = int(out.strip() or 0)  # here: large bodies sent
     return phase
 
 
@@ -322,11 +344,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="clients sending 10 MiB activated bodies (issue 14), 0: skip",
     )
+    parser.add_argument("--large-senders", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--agent", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--public", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.agent:
         agent_main(args.agent, args.public)
+        return 0
+    if args.large_senders:
+        large_body_senders_main(args.public, args.large_senders, args.duration)
         return 0
     if not (0 < args.duration <= 600 and 0 <= args.attackers <= 2000 and args.clients > 0):
         parser.error("--duration 0-600 s, --attackers 0-2000, --clients > 0")
@@ -363,9 +389,9 @@ def large_body_report(origin: str, args: argparse.Namespace) -> None:
     from a2a_interview import reference
 
     path = urlsplit(next(iter(reference.proposals(origin)))).path  # passes through
-    alone = asyncio.run(run_large_body_phase(origin, path, args.duration, 0))
+    alone = run_large_body_phase(origin, path, args.duration, 0)
     report("pass-through GET alone", alone)
-    loaded = asyncio.run(run_large_body_phase(origin, path, args.duration, args.large_bodies))
+    loaded = run_large_body_phase(origin, path, args.duration, args.large_bodies)
     report(
         f"pass-through GET beside {args.large_bodies} clients of 10 MiB activated bodies",
         Phase(loaded.latencies, loaded.errors),

@@ -418,20 +418,32 @@ def _char_pattern(char: str) -> str:
 _NAMESPACE_STRING = '"' + "".join(_char_pattern(c) for c in METHOD_PREFIX)
 _NAMESPACE_TEXT = re.compile(_NAMESPACE_STRING)
 _NAMESPACE_BYTES = re.compile(_NAMESPACE_STRING.encode("ascii"))
+_LITERAL = b'"' + METHOD_PREFIX.encode()
 
 
-def may_name_namespace(body: bytes) -> bool:
+SCAN_SLICE = 512 * 1024  # what a driver scans between two turns of its event loop
+_SCAN_OVERLAP = len(_NAMESPACE_STRING)  # a match begun in one slice ends in the next
+
+
+def may_name_namespace(body: bytes, start: int = 0, stop: int | None = None) -> bool:
     """Whether any JSON reader could find a string beginning with ``interview/`` in
-    ``body``: one linear scan, no parse (PROFILE §3.9, issue 14 finding 9). UTF-16 and
-    UTF-32 bodies (as ``json.loads`` detects them) are scanned decoded. ``False`` means
-    no reading of ``body`` names the namespace."""
+    ``body``: one linear scan, no parse (PROFILE §3.9, issue 14 finding 9). ``False``
+    means no reading of ``body`` names the namespace.
+
+    ``start`` and ``stop`` bound where a match may begin, so a driver can scan a large
+    body in slices (:data:`SCAN_SLICE`) between turns of its event loop. A body without
+    a backslash can only spell the namespace literally (a fast substring search); UTF-16
+    and UTF-32 bodies (as ``json.loads`` detects them) are scanned decoded, whole."""
     if b"\x00" in body[:4]:
         try:
             text = body.decode(json.detect_encoding(body), "replace")
         except LookupError:  # pragma: no cover - detect_encoding names known codecs
             return True
         return _NAMESPACE_TEXT.search(text) is not None
-    return _NAMESPACE_BYTES.search(body) is not None
+    end = len(body) if stop is None else min(len(body), stop + _SCAN_OVERLAP)
+    if body.find(b"\\", start, end) < 0:
+        return body.find(_LITERAL, start, end) >= 0
+    return _NAMESPACE_BYTES.search(body, start, end) is not None
 
 
 def _lenient_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -464,7 +476,12 @@ def _leniently_names_namespace(body: bytes) -> bool:
 
 
 def jsonrpc(
-    body: bytes, act: Activation, interview: Interview, *, max_bytes: int = MAX_REQUEST_BYTES
+    body: bytes,
+    act: Activation,
+    interview: Interview,
+    *,
+    max_bytes: int = MAX_REQUEST_BYTES,
+    scanned: bool | None = None,
 ) -> Reply | None:
     """Answer a JSON-RPC POST body if it is an activated interview call, else ``None``.
 
@@ -486,12 +503,14 @@ def jsonrpc(
 
     Returns ``None`` for everything else, including other bodies that are not strict
     I-JSON and interview methods without activation (the host's ``-32601``, PROFILE §3.3).
+    ``scanned`` is :func:`may_name_namespace` of ``body`` when the driver has it already
+    (a large body, scanned in slices).
     """
     if not act:
         return None
     # Cheap: a body without a string that begins with the namespace cannot name it, in
     # any reading; the parsed method is what counts (PROFILE §3.4).
-    if not may_name_namespace(body):
+    if not (may_name_namespace(body) if scanned is None else scanned):
         return None
     if len(body) > max_bytes:
         return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)

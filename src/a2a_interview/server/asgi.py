@@ -19,6 +19,7 @@ exactly like the agent's own methods.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,10 +88,12 @@ class Replies:
         self.max_body = max_body
         self._memo: dict[tuple[bytes, bool, bool], rpc.Reply | None] = {}
 
-    def jsonrpc(self, body: bytes, act: rpc.Activation) -> rpc.Reply | None:
-        """What ``rpc.jsonrpc(body, act, interview)`` returns."""
+    def jsonrpc(
+        self, body: bytes, act: rpc.Activation, scanned: bool | None = None
+    ) -> rpc.Reply | None:
+        """What ``rpc.jsonrpc(body, act, interview, scanned=scanned)`` returns."""
         if len(body) > 1024:
-            return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
+            return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body, scanned=scanned)
         key = (body, act.current, act.legacy)
         try:
             return self._memo[key]
@@ -368,10 +371,26 @@ async def judge_jsonrpc(
     judged = rpc.decoded_body(scope["headers"], body, act, max_body)
     if isinstance(judged, rpc.Reply):
         return judged, replay
-    reply = replies.jsonrpc(judged, act)
+    reply = replies.jsonrpc(judged, act, await scan(judged))
     if reply is None:
         return None, replay
     return rpc.version_refusal(scope["headers"], versions, reply, act), replay
+
+
+async def scan(body: bytes) -> bool | None:
+    """:func:`a2a_interview.rpc.may_name_namespace` of a large body, a slice at a time
+    with a turn of the event loop between slices, so that a 10 MiB body never holds the
+    loop for more than one slice (issue 14 finding 9); ``None`` for a small body (the
+    core scans it itself)."""
+    if len(body) <= rpc.SCAN_SLICE:
+        return None
+    if b"\x00" in body[:4]:
+        return rpc.may_name_namespace(body)
+    for start in range(0, len(body), rpc.SCAN_SLICE):
+        if rpc.may_name_namespace(body, start, start + rpc.SCAN_SLICE):
+            return True
+        await asyncio.sleep(0)
+    return False
 
 
 # What read_body returns for a body past its bound (compared by identity).

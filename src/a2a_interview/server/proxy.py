@@ -84,6 +84,7 @@ from .asgi import (
     remote_address,
     rest_prefixes,
     rest_question,
+    scan,
     send_reply,
 )
 from .lifecycle import LiveDeclarations
@@ -839,6 +840,8 @@ class _Front:
             if not is_rpc and question is None:
                 return False
         judged = b""
+        first: rpc.Reply | None = None
+        scanned: bool | None = None
         if is_rpc:
             # PROFILE §3.9: judged by the decoded body; what cannot be judged is refused.
             # Whether it is an interview call does not depend on the variant: judged once
@@ -849,7 +852,9 @@ class _Front:
                 return True
             judged = decoded
             default = source.variants[""].declarations.interview
-            if rpc.jsonrpc(judged, act, default) is None:
+            scanned = await scan(judged)
+            first = rpc.jsonrpc(judged, act, default, scanned=scanned)
+            if first is None:
                 return False
         live = await source.variant(source.variant_key(headers))
         if live is None:
@@ -859,7 +864,8 @@ class _Front:
         interview = live.declarations.interview
         reply: rpc.Reply | None
         if is_rpc:
-            reply = rpc.jsonrpc(judged, act, interview)
+            same = interview is source.variants[""].declarations.interview
+            reply = first if same else rpc.jsonrpc(judged, act, interview, scanned=scanned)
             if reply is not None:
                 reply = rpc.version_refusal(headers, routes.versions, reply, act)
         else:
