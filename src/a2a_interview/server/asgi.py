@@ -5,10 +5,11 @@
 JSON-RPC calls (PROFILE §3) are answered at the path of every ``JSONRPC`` interface the
 card declares, HTTP+JSON calls (§3b) under every ``HTTP+JSON`` interface, and the card
 itself at ``/.well-known/agent-card.json`` from the same precomputed bytes the answers
-are projected from. A request is matched against those paths after the normalization any
-host or intermediary might apply (dot segments, ``//``, percent-encoded unreserved
-characters: :func:`a2a_interview.rpc.normalize_path`, PROFILE §3.9), so no spelling of an
-interview call gets past it. Everything else, and every interview call without
+are projected from. A request is matched against those paths without case, after every
+normalization a common host or intermediary applies (:func:`a2a_interview.rpc.
+path_segments`, PROFILE §3.9), and an activated body is judged decoded (one layer of gzip
+or deflate) at any size the layer reads, so no spelling, coding or size of an interview
+call gets past it. Everything else, and every interview call without
 activation, goes to the wrapped app byte for byte, streaming included. The layer holds no
 model and calls none: a request it answers never reaches the wrapped app.
 
@@ -239,6 +240,11 @@ class InterviewMiddleware:
     ``client_key(scope)``; ordinary traffic is never counted. ``rpc_paths`` and
     ``rest_paths`` override the paths taken from the card's interfaces. With
     ``serve_card`` the card is served from the precomputed bytes with a strong ETag.
+    ``max_body`` (10 MiB) bounds what is read of an activated JSON-RPC body at an
+    interview path: past it the request cannot be judged and is refused (PROFILE §3.9).
+    ``versions`` (``Major.Minor`` strings) overrides the protocol versions taken from the
+    card's interfaces: an interview call under any other ``A2A-Version`` gets the host's
+    ``-32009`` (PROFILE §3.10).
     """
 
     def __init__(
