@@ -43,6 +43,12 @@ in a process of its own, while the ordinary clients run for ``--duration``. Goal
 ordinary p99 < 1 s and no 503 for them. ``--proxy-option=--max-client-connections=0``
 shows the proxy without a per-client share (the old behaviour).
 
+``--large-bodies N`` adds a phase: ``N`` clients send activated
+``interview/usage`` calls padded to 10 MiB (just under the proxy's ``--max-body``) back to
+back, while one ordinary client GETs a document that passes through the proxy to the
+agent; printed: the GETs' p50 and p99 beside the same GETs without those clients.
+Goal: with 2 such clients, the pass-through GET's p99 under 100 ms.
+
 Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when the
 servers do not start or answer wrongly).
 """
@@ -279,6 +285,80 @@ async def run_phase(origin: str, port: int, args: argparse.Namespace, attackers:
     return phase
 
 
+# ---------------------------------------------------------------- large bodies
+
+
+LARGE_BODY_BYTES = 10 * 1024 * 1024 - 4096  # under the proxy's default --max-body
+
+
+def large_body() -> bytes:
+    """An activated interview call padded to about 10 MiB with many small objects, its
+    method last: the costliest body to judge (a parser builds every object; a scan for
+    the namespace reads to the end)."""
+    head = b'{"jsonrpc":"2.0","id":1,"params":{"skill":"x","pad":['
+    tail = b'{}]},"method":"interview/usage"}'
+    item = b'{"a":[1,"b"]},'
+    count = (LARGE_BODY_BYTES - len(head) - len(tail)) // len(item)
+    return head + item * count + tail
+
+
+async def large_body_sender(origin: str, body: bytes, stop: float, sent: list[int]) -> None:
+    headers = {"A2A-Version": "1.0", "Content-Type": "application/json",
+               "A2A-Extensions": "https://agentsow.com/extensions/a2a-interview/v1"}  # fmt: skip
+    async with httpx.AsyncClient(base_url=origin, timeout=60) as http:
+        while time.monotonic() < stop:
+            with contextlib.suppress(httpx.HTTPError):
+                await http.post(RPC, content=body, headers=headers)
+                sent[0] += 1
+
+
+async def passthrough_getter(origin: str, path: str, phase: Phase, stop: float) -> None:
+    async with httpx.AsyncClient(base_url=origin, timeout=30) as http:
+        while time.monotonic() < stop:
+            began = time.perf_counter()
+            try:
+                ok = (await http.get(path)).status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            phase.latencies.append(time.perf_counter() - began)
+            if not ok:
+                phase.errors += 1
+            await asyncio.sleep(0.01)
+
+
+def large_body_senders_main(origin: str, senders: int, seconds: float) -> None:
+    """The 10 MiB clients, in a child process of their own (so that their sending does
+    not slow the measuring client); prints how many bodies were sent."""
+    body = large_body()
+    sent = [0]
+    stop = time.monotonic() + seconds
+
+    async def main() -> None:
+        await asyncio.gather(*(large_body_sender(origin, body, stop, sent)
+                               for _ in range(senders)))  # fmt: skip
+
+    asyncio.run(main())
+    print(sent[0])
+
+
+def run_large_body_phase(origin: str, path: str, duration: float, senders: int) -> Phase:
+    """One ordinary pass-through GETter beside ``senders`` clients of 10 MiB bodies."""
+    phase = Phase()
+    child = None
+    if senders:
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--large-senders", str(senders), "--public", origin,
+             "--duration", str(duration + 2)],
+            cwd=ROOT, stdout=subprocess.PIPE,
+        )  # fmt: skip
+        time.sleep(1.5)  # the senders start first
+    asyncio.run(passthrough_getter(origin, path, phase, time.monotonic() + duration))
+    if child is not None:
+        out, _ = child.communicate(timeout=60)
+        phase.closed_attackers = int(out.strip() or 0)  # here: large bodies sent
+    return phase
+
+
 def report(name: str, phase: Phase) -> None:
     lat = sorted(phase.latencies)
     if not lat:
@@ -452,11 +532,22 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OPTION",
         help="an option passed on to `a2a-interview proxy` (repeatable)",
     )
+    parser.add_argument(
+        "--large-bodies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="clients sending 10 MiB activated bodies, 0: skip",
+    )
+    parser.add_argument("--large-senders", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--agent", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--public", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.agent:
         agent_main(args.agent, args.public)
+        return 0
+    if args.large_senders:
+        large_body_senders_main(args.public, args.large_senders, args.duration)
         return 0
     if not (0 < args.duration <= 600 and 0 <= args.attackers <= 2000 and args.clients > 0):
         parser.error("--duration 0-600 s, --attackers 0-2000, --clients > 0")
@@ -496,7 +587,25 @@ def main(argv: list[str] | None = None) -> int:
         report(f"with {args.attackers} slow attackers", attacked)
         rss = peak_rss_mb(proxied.pid)
         print(f"proxy peak RSS: {rss_calm:.1f} MB after the calm phase, {rss:.1f} MB at the end")
+        if args.large_bodies:
+            large_body_report(origin, args)
     return 0
+
+
+def large_body_report(origin: str, args: argparse.Namespace) -> None:
+    from urllib.parse import urlsplit
+
+    from a2a_interview import reference
+
+    path = urlsplit(next(iter(reference.proposals(origin)))).path  # passes through
+    alone = run_large_body_phase(origin, path, args.duration, 0)
+    report("pass-through GET alone", alone)
+    loaded = run_large_body_phase(origin, path, args.duration, args.large_bodies)
+    report(
+        f"pass-through GET beside {args.large_bodies} clients of 10 MiB activated bodies",
+        Phase(loaded.latencies, loaded.errors),
+    )
+    print(f"10 MiB activated bodies sent: {loaded.closed_attackers}")
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ async def test_an_interface_url_that_does_not_parse_is_skipped() -> None:
     card["supportedInterfaces"][0]["url"] = "https://[::1/a2a/jsonrpc"
     declarations = build(card, reference.proposals())
     app = InterviewMiddleware(host, declarations)
-    act = {"A2A-Extensions": INTERVIEW_URI}
+    act = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as c:
         rest = await c.get("/a2a/rest/interview/identity", headers=act)
         assert rest.content == declarations.interview.answer("identity")

@@ -385,7 +385,8 @@ def test_demo_serve_memory_does_not_grow_with_a_huge_header_or_body() -> None:
         assert after - before < 24 * 1024, (before, after)
         ask = httpx.post(f"http://{host}:{port}/a2a/jsonrpc", timeout=10,
                          content=b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}',
-                         headers={"A2A-Extensions": INTERVIEW_URI})  # fmt: skip
+                         headers={"A2A-Extensions": INTERVIEW_URI,
+                                  "A2A-Version": "1.0"})  # fmt: skip
         assert ask.status_code == 200 and b'"result"' in ask.content
 
 
@@ -409,12 +410,13 @@ def test_demo_serve_rejects_nonsense_bounds() -> None:
 
 @pytest.mark.parametrize("framework", ["starlette", "fastapi"])
 def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework: str) -> None:
-    # issue 8 finding 4, docs/decisions.md Serving: an activated body is read to 64 KiB
-    # at most; past it the request is the SDK's, handed over with the rest unread.
+    # issue 8 finding 4, docs/decisions.md Servers 2: an activated body is read to the
+    # route's max_body at most (here 64 KiB); past it the request cannot be judged and is
+    # refused (issue 14 finding 8, PROFILE §3.9), the rest unread, never handed over.
     from stacks import RPC, Spies, sdk_app
 
     spies = Spies()
-    app = sdk_app(framework, spies)
+    app = sdk_app(framework, spies, max_body=64 * 1024)
     chunk = b"a" * 8192
     head = b'{"jsonrpc":"2.0","id":1,"method":"interview/terms","params":{"skill":"'
     chunks = [head] + [chunk] * 1024  # 8 MiB, never a whole body in memory here
@@ -428,8 +430,6 @@ def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework
             return {"type": "http.request", "body": b'"}}', "more_body": False}
         piece = chunks.pop(0)
         consumed += len(piece)
-        if spies_routes and not at_handover:
-            at_handover.append(consumed)
         return {"type": "http.request", "body": piece, "more_body": True}
 
     sent: list[Any] = []
@@ -445,9 +445,9 @@ def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework
                     (b"a2a-extensions", INTERVIEW_URI.encode())],
     }  # fmt: skip
     asyncio.run(app(scope, receive, send))
-    assert spies.routes == [RPC] and not spies.executor  # the SDK's own answer, no executor
-    assert at_handover and at_handover[0] <= 64 * 1024 + 2 * len(chunk), at_handover
-    assert sent[0]["status"] == 200
+    assert spies_routes == [] and not spies.executor and not at_handover
+    assert consumed <= 64 * 1024 + 2 * len(chunk), consumed
+    assert sent[0]["status"] == 413
 
 
 def test_the_bound_options_fit_a_command_with_body_options_of_its_own() -> None:

@@ -45,7 +45,8 @@ def test_demo_serve_serves_the_signed_agent_and_stops_cleanly() -> None:
         keys = httpx.get(f"{origin}{reference.JWKS_PATH}").json()["keys"]
         assert verify_card(card, keys, readings=("served",)).status == "verified"
         answer = httpx.get(
-            f"{origin}/a2a/rest/interview/identity", headers={"A2A-Extensions": INTERVIEW_URI}
+            f"{origin}/a2a/rest/interview/identity",
+            headers={"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"},
         )
         assert answer.status_code == 200 and answer.headers["a2a-extensions"] == INTERVIEW_URI
     finally:

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import os
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -91,12 +93,20 @@ segment = st.one_of(
     unicode_text.map(lambda t: quote(t, safe="")),
 )
 # Most requests aim at the interview's paths, in some spelling (PROFILE §3.9).
+# Issue 14 findings 3 and 10: case, `;` parameters, `%5C`, double encoding, full-width
+# `／` (percent-encoded), NUL and trailing dots too (PROFILE §3.9).
 spelled_rpc = st.sampled_from([RPC, RPC, RPC, "/a2a/x/../jsonrpc", "/a2a/./jsonrpc",
                                "/a2a//jsonrpc", "/a2a/%2e/jsonrpc", "/a2a/%6Asonrpc",
-                               "/a2a/jsonrpc/", "/../a2a/jsonrpc", "/a2a%2Fjsonrpc"])  # fmt: skip
+                               "/a2a/jsonrpc/", "/../a2a/jsonrpc", "/a2a%2Fjsonrpc",
+                               "/A2A/JSONRPC", "/a2a/JsonRpc", "/a2a;x=1/jsonrpc",
+                               "/a2a/jsonrpc;j=0", "/a2a%5Cjsonrpc", "/a2a%252Fjsonrpc",
+                               "/a2a%EF%BC%8Fjsonrpc", "/a2a/jsonrpc%00", "/a2a/jsonrpc.",
+                               "/a2a/jsonrpc%20"])  # fmt: skip
 spelled_rest = st.sampled_from([REST + "/interview/", REST + "/x/../interview/",
                                 "/a2a//rest/interview/", REST + "/interview/%69",
-                                "/a2a/%72est/interview/"])  # fmt: skip
+                                "/a2a/%72est/interview/", "/A2A/REST/Interview/",
+                                "/a2a;v=1/rest/interview/", "/a2a%5Crest/interview/",
+                                "/a2a/rest./interview/"])  # fmt: skip
 path = st.one_of(
     spelled_rpc,
     spelled_rpc,
@@ -110,6 +120,8 @@ path = st.one_of(
             "/.well-known/./agent-card.json",
             "/.well-known//agent-card.json",
             "/.well-known/agent-card%2Ejson",
+            "/.well-known/AGENT-card.json",
+            "/.WELL-KNOWN/agent-card.json;x",
         ]
     ),
     st.lists(segment, min_size=0, max_size=6).map(lambda s: "/" + "/".join(s)),
@@ -139,6 +151,13 @@ activation = st.sampled_from([
     [("a2a-extensions", INTERVIEW_URI.upper())],
     [("a2a-extensions", INTERVIEW_URI), ("x-a2a-extensions", "urn:other")],
 ])  # fmt: skip
+# PROFILE §3.10: versions the host serves, refuses, and nonsense.
+versions = st.sampled_from([[("a2a-version", "1.0")], [("a2a-version", "1.0")], [],
+                            [("a2a-version", "0.3")], [("a2a-version", "2.0")],
+                            [("a2a-version", "")], [("a2a-version", "1.0.1")]])  # fmt: skip
+# Issue 14 finding 2: one layer of gzip or deflate in any case, other codings, stacks.
+codings = st.sampled_from([None, None, None, "gzip", "GZIP", "x-gzip", "deflate", "Deflate",
+                           "br", "zstd", "gzip, gzip", "identity", "gzip, identity"])  # fmt: skip
 extra_headers = st.lists(
     st.tuples(st.sampled_from(["a2a-version", "content-type", "x-junk", "accept",
                                "if-none-match", "a2a-extensions"]),
@@ -224,11 +243,20 @@ def request(draw: Any) -> tuple[str, bytes, list[tuple[bytes, bytes]], bytes]:
     q = draw(query)
     if q:
         target += "?" + q
-    headers = [*draw(activation), *draw(extra_headers)]
+    headers = [*draw(activation), *draw(versions), *draw(extra_headers)]
     if verb == "POST" and not any(n.lower() == "content-type" for n, _ in headers):
         headers.append(("content-type", "application/json"))
+    payload = draw(body()) if verb == "POST" else b""
+    coding = draw(codings) if verb == "POST" else None
+    if coding is not None:
+        headers.append(("content-encoding", coding))
+        name = coding.split(",")[0].strip().lower()
+        if name in ("gzip", "x-gzip"):
+            payload = gzip.compress(payload, mtime=0)
+        elif name == "deflate":
+            payload = zlib.compress(payload)
     raw = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in headers]
-    return verb, target.encode("latin-1", "replace"), raw, draw(body()) if verb == "POST" else b""
+    return verb, target.encode("latin-1", "replace"), raw, payload
 
 
 def documented(response: Response, payload: bytes) -> None:
@@ -241,13 +269,18 @@ def documented(response: Response, payload: bytes) -> None:
         return
     if response.status == 200 and response.body.startswith(b'{"error"'):
         reply = json.loads(response.body)
-        assert reply["error"]["code"] in (-32600, -32602), reply
-        assert reply["error"]["message"] in ("Invalid Request", "Invalid params"), reply
+        assert reply["error"]["code"] in (-32600, -32602, -32009), reply
+        assert reply["error"]["message"] in ("Invalid Request", "Invalid params",
+                                             "Version not supported"), reply  # fmt: skip
     elif response.status == 200:
         reply = json.loads(response.body)
         assert isinstance(reply, dict)
     else:
-        assert response.status in (400, 429), response.status
+        # 413/415/400: an activated body that cannot be judged (PROFILE §3.9); 400 also
+        # the HTTP+JSON mapping of -32009 (PROFILE §3.10).
+        assert response.status in (400, 413, 415, 429), response.status
+        if response.status in (413, 415):
+            assert json.loads(response.body)["error"]["code"] == -32600
     if MARK.encode() in payload:
         # An id is echoed by design (JSON-RPC); params and other members never are.
         try:

@@ -25,7 +25,7 @@ from a2a_interview.server.lifecycle import LiveDeclarations, file_loader
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 
 ORIGIN = "https://stonework.example"
-ACT = {"A2A-Extensions": INTERVIEW_URI}
+ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 FIRST_ENTRY = "/capabilities/extensions/1/params/proposals/0"
 SECOND_ENTRY = "/capabilities/extensions/1/params/proposals/1"
 

@@ -267,10 +267,11 @@ def test_selectors_never_reach_the_agent(
     # PROFILE §3.8, §4.4: activated selector calls on both bindings.
     act = ("X-A2A-Extensions" if legacy else "A2A-Extensions", INTERVIEW_URI)
     body = envelope(f"interview/{question}", {"skill": selector}, 1, 0)
-    rpc = agent.send("POST", RPC, body, [act, *hdrs])
+    v1 = ("A2A-Version", "1.0")  # the first field counts (PROFILE §3.10)
+    rpc = agent.send("POST", RPC, body, [act, v1, *hdrs])
     assert rpc.status_code == 200 and b'"result":' in rpc.content
     rest = agent.send(
-        "GET", f"{REST}/interview/{question}?skill={quote(selector)}", None, [act, *hdrs]
+        "GET", f"{REST}/interview/{question}?skill={quote(selector)}", None, [act, v1, *hdrs]
     )
     assert rest.status_code == 200
     agent.untouched()

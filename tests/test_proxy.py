@@ -54,7 +54,7 @@ from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from servers import running
 
-ACT = {"A2A-Extensions": INTERVIEW_URI}
+ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 V1 = {"A2A-Version": "1.0"}
 RPC = "/a2a/jsonrpc"
 REST = "/a2a/rest"
@@ -535,13 +535,14 @@ def test_requests_pass_byte_for_byte_less_hop_by_hop_headers() -> None:
         assert headers["x-forwarded-proto"] == "http"
         for dropped in ("x-drop-me", "proxy-authorization", "connection"):
             assert dropped not in names
-        # PROFILE §3.9: an activated interview call is answered here whatever its size
-        # (it used to pass on once over the interview layer's 64 KiB buffer).
+        # PROFILE §3.9: an activated interview call is refused here whatever its size
+        # (it used to pass on once over the interview layer's 64 KiB buffer); past 64 KiB
+        # it is judged without a parse (issue 14 finding 9), and refused whole.
         big = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "interview/identity",
                           "params": {"pad": "x" * 200_000}}).encode()  # fmt: skip
         proxied = proxy.http.post(RPC, content=big, headers=ACT)
         assert proxied.content == (
-            b'{"error":{"code":-32602,"message":"Invalid params"},"id":8,"jsonrpc":"2.0"}'
+            b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
         )
 
 
@@ -749,7 +750,8 @@ async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == CARD:
-            sent.append(request.headers.get("if-none-match", "").encode("latin-1") or None)
+            if "a2a-version" not in request.headers:  # the default variant's requests
+                sent.append(request.headers.get("if-none-match", "").encode("latin-1") or None)
             tag = b'"v\xff' + str(len(cards)).encode() + b'"'
             body = json.dumps(cards[-1]).encode()
             return httpx.Response(200, content=body, headers=[(b"etag", tag)])

@@ -25,7 +25,7 @@ from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI
 
-ACT = {"A2A-Extensions": INTERVIEW_URI}
+ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 ORIGIN = "https://stonework.example"
 RPC = "/a2a/jsonrpc"
 HOST_BODY = b'{"host":"answered"}'

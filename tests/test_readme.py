@@ -20,7 +20,7 @@ from a2a_interview.ijson import loads
 from a2a_interview.spec import INTERVIEW_URI
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-ACT = {"A2A-Extensions": INTERVIEW_URI}
+ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 V1 = {"A2A-Version": "1.0"}
 
 

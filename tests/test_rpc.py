@@ -61,7 +61,7 @@ def test_not_ours_passes_through() -> None:
     assert call("SendMessage") is None
     assert rpc.jsonrpc(b'[{"method":"SendMessage"}]', ON, IV) is None  # batches: PROFILE §3.9
     assert rpc.jsonrpc(b'{"method":"interview/identity",', ON, IV) is None
-    assert rpc.jsonrpc(b'{"method":"interview/identity","method":"x"}', ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"GetTask","method":"x"}', ON, IV) is None
     assert rpc.jsonrpc(b'{"method":"SendMessage","params":NaN}', ON, IV) is None
     assert rpc.jsonrpc('{"method":"SendMessage"}'.encode("utf-16"), ON, IV) is None
 
@@ -250,3 +250,125 @@ def test_what_a_lenient_host_reads_as_an_interview_call_is_refused_not_passed_on
     assert reply.body == rpc.rpc_error(None, (-32600, "Invalid Request"))
     assert ("A2A-Extensions", INTERVIEW_URI) in reply.headers
     assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None  # PROFILE §3.3: the host's
+
+
+# ---------------------------------------------------------------- issue 14, issue 12 finding 5
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"/a2a/jsonrpc", b"/A2A/JSONRPC", b"/a2a;x=1/jsonrpc;y=2", b"/a2a\\jsonrpc",
+     b"/a2a%5Cjsonrpc", b"/a2a%252Fjsonrpc", b"/a2a%2525252Fjsonrpc".replace(b"252525", b"2525"),
+     "/a2a\uff0fjsonrpc".encode(), b"/a2a/jsonrpc%00/x", b"/a2a/jsonrpc.", b"/a2a/jsonrpc. .",
+     b"//a2a//x/../jsonrpc/", "/\uff21\uff12\uff21/JSONRPC".encode(), b"/a2a/;/jsonrpc",
+     b"/a2a/jsonrpc", "/a2a/jsonrpc;\u00e9".encode("latin-1")],
+)  # fmt: skip
+def test_path_key_reads_every_host_normalization(raw: bytes) -> None:
+    # PROFILE §3.9, issue 14 findings 3 and 10: every normalization a common host applies.
+    assert rpc.path_key(raw) == ("a2a", "jsonrpc")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"/a2a/jsonrpcx", b"/a2a/json/rpc", b"/a2a/jsonrpc/x", b"/a2a%2Fx/jsonrpc", b"/a2ajsonrpc",
+     b"/a2a/json%00rpc"],
+)  # fmt: skip
+def test_path_key_does_not_merge_other_paths(raw: bytes) -> None:
+    assert rpc.path_key(raw) != ("a2a", "jsonrpc")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.binary(max_size=80))
+def test_path_segments_never_raises(raw: bytes) -> None:
+    segments = rpc.path_segments(raw)
+    assert all(s and "/" not in s for s in segments)
+
+
+def test_a_large_body_is_judged_by_a_scan_not_a_parse() -> None:
+    # Issue 14 findings 8 and 9: past 64 KiB an activated body naming the namespace in a
+    # string (any escaping) is refused whole, without a parse; one that does not is not ours.
+    pad = b" " * (rpc.MAX_REQUEST_BYTES + 1)
+    for method in (
+        b"interview/usage",
+        b"\\u0069nterview\\/usage",
+        b"\\u0069\\u006E\\u0074erview/x",
+    ):
+        body = b'{"jsonrpc":"2.0","id":1,"method":"' + method + b'"}' + pad
+        reply = rpc.jsonrpc(body, ON, IV)
+        assert reply is not None and reply.body.startswith(b'{"error":{"code":-32600'), method
+    # Malformed past the bound still counts: no reading is tried, the scan decides.
+    assert rpc.jsonrpc(b'{"method":"interview/x"' + pad, ON, IV) is not None
+    assert rpc.jsonrpc(b'{"method":"SendMessage","p":"the interview/ word"}' + pad, ON, IV) is None
+    assert rpc.jsonrpc(b'{"method":"SendMessage","p":"interview"}' + pad, ON, IV) is None
+    utf16 = ('{"method":"interview/x","p":"' + "a" * 70_000 + '"}').encode("utf-16")
+    assert rpc.jsonrpc(utf16, ON, IV) is not None
+    assert rpc.jsonrpc(b'{"method":"interview/x"}' + pad, rpc.NOT_ACTIVATED, IV) is None
+
+
+def test_a_repeated_method_naming_the_namespace_anywhere_is_refused() -> None:
+    # PROFILE §3.9: hosts keep the first or the last of two equal members.
+    for body in (b'{"method":"interview/identity","method":"GetTask"}',
+                 b'{"method":"GetTask","method":"interview/identity"}'):  # fmt: skip
+        reply = rpc.jsonrpc(body, ON, IV)
+        assert reply is not None and b"-32600" in reply.body
+
+
+def test_decoded_body_one_layer_of_gzip_or_deflate() -> None:
+    import gzip
+    import zlib
+
+    body = b'{"x":1}'
+    ce = b"content-encoding"
+    assert rpc.decoded_body([], body, ON, 100) == body
+    assert rpc.decoded_body([(ce, b"identity")], body, ON, 100) == body
+    assert (
+        rpc.decoded_body([(b"Content-Encoding", b" GZip ")], gzip.compress(body), ON, 100) == body
+    )
+    assert rpc.decoded_body([(ce, b"deflate")], zlib.compress(body), ON, 100) == body
+    statuses = {
+        (b"br", body): 415, (b"gzip,gzip", body): 415, (b"gzip", b"x"): 400,
+        (b"gzip", gzip.compress(b"y" * 101)): 413,
+    }  # fmt: skip
+    for (coding, data), status in statuses.items():
+        reply = rpc.decoded_body([(ce, coding)], data, ON, 100)
+        assert isinstance(reply, rpc.Reply) and reply.status == status, coding
+        assert ("A2A-Extensions", INTERVIEW_URI) in reply.headers
+    # Two fields are one list (RFC 9110 §8.4): a stack.
+    two = rpc.decoded_body([(ce, b"gzip"), (ce, b"gzip")], body, ON, 100)
+    assert isinstance(two, rpc.Reply) and two.status == 415
+    assert isinstance(rpc.decoded_body([], b"z" * 101, ON, 100), rpc.Reply)
+
+
+@pytest.mark.parametrize(
+    ("requested", "served"),
+    [("1.0", True), ("0.3", False), ("2.0", False), ("1.5", False), ("1.0.1", False),
+     ("1", False), ("abc", False), ("", False), ("0.0", False)],
+)  # fmt: skip
+def test_version_negotiation_is_exact_major_minor(requested: str, served: bool) -> None:
+    # PROFILE §3.10 and docs/decisions.md Servers 14: never an answer where a host refuses.
+    versions = rpc.declared_versions(IV.card)
+    assert versions == {(1, 0)}
+    assert rpc.version_supported(requested, versions) is served
+    headers = [(b"a2a-version", requested.encode())]
+    answer = call("interview/identity", request_id=5)
+    assert answer is not None
+    got = rpc.version_refusal(headers, versions, answer, ON)
+    if served:
+        assert got is answer
+    else:
+        assert json.loads(got.body)["error"]["code"] == -32009
+        assert json.loads(got.body)["id"] == 5
+        assert ("A2A-Extensions", INTERVIEW_URI) in got.headers
+        rest = rpc.version_refusal(headers, versions, answer, ON, rest=True)
+        assert rest.status == 400 and b"FAILED_PRECONDITION" in rest.body
+
+
+def test_declared_versions_read_both_card_shapes() -> None:
+    legacy = {"url": "http://x/", "additionalInterfaces": [{"url": "http://x/r",
+                                                            "transport": "HTTP+JSON"}]}  # fmt: skip
+    assert rpc.declared_versions(legacy) == {(0, 3)}
+    assert rpc.declared_versions(legacy, "HTTP+JSON") == {(0, 3)}
+    assert rpc.declared_versions({**legacy, "protocolVersion": "0.2.5"}) == {(0, 2)}
+    assert rpc.requested_version([]) == "0.3"
+    assert rpc.requested_version([(b"A2A-Version", b"  ")]) == "0.3"
+    assert rpc.version_supported("0.3", frozenset()) is True

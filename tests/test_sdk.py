@@ -240,7 +240,7 @@ async def test_every_binding_answers(framework: str) -> None:
             legacy = await rpc(
                 c, f"interview/{question}", headers={"X-A2A-Extensions": INTERVIEW_URI}
             )
-            rest = await c.get(f"/rest/interview/{question}", headers=ACT)
+            rest = await c.get(f"/rest/interview/{question}", headers={**ACT, **V1})
             assert result(jsonrpc) == result(legacy) == rest.content
             assert jsonrpc.headers["a2a-extensions"] == INTERVIEW_URI
             assert legacy.headers["x-a2a-extensions"] == INTERVIEW_URI
@@ -255,7 +255,7 @@ FALLBACKS = [
     (b'{"jsonrpc":"2.0","id":1,"method":"no/such"}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity",', ACT),  # -32700
     (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}]', ACT),  # batch
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","method":"x"}', ACT),
+    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"x"}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}', ACT),
     (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}', ACT),  # 0.3
     (b"", ACT),
@@ -333,13 +333,13 @@ async def test_auth_middleware_applies_to_interview_calls(framework: str) -> Non
     async with client(FRAMEWORKS[framework](card, auth=True)) as c:
         core = await rpc(c, "GetTask", {"id": "x"}, headers=ACT)
         jsonrpc = await rpc(c, "interview/identity", headers=ACT)
-        rest = await c.get("/rest/interview/identity", headers=ACT)
+        rest = await c.get("/rest/interview/identity", headers={**ACT, **V1})
         assert core.status_code == jsonrpc.status_code == rest.status_code == 401
         assert jsonrpc.content == rest.content == core.content == b'{"error":"unauthenticated"}'
         assert "a2a-extensions" not in jsonrpc.headers
 
         allowed = await rpc(c, "interview/identity", headers={**ACT, **TOKEN})
-        allowed_rest = await c.get("/rest/interview/identity", headers={**ACT, **TOKEN})
+        allowed_rest = await c.get("/rest/interview/identity", headers={**ACT, **TOKEN, **V1})
         assert allowed.status_code == allowed_rest.status_code == 200
         assert result(allowed) == allowed_rest.content
         card_response = await c.get("/.well-known/agent-card.json")  # public by the backend

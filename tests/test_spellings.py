@@ -5,6 +5,9 @@ refused, never handed to the host's routes or the executor; what passes on is un
 
 from __future__ import annotations
 
+import gzip
+import json
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +112,7 @@ async def test_every_spelling_of_the_rest_path_is_answered(
 ) -> None:
     # PROFILE §3.9 and §3b: `GET /a2a/rest/x/../interview/identity` is the identity.
     app, spies = stack
-    got = await call(app, "GET", target, ACT)
+    got = await call(app, "GET", target, [*ACT, (b"a2a-version", b"1.0")])
     assert (got.status, got.body) == (200, ANSWER.answer("identity"))
     assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
     assert spies.untouched, spies
@@ -195,3 +198,298 @@ async def test_a_body_the_host_reads_leniently_as_an_interview_call_never_reache
     assert (got.status, got.body) == (200, INVALID_REQUEST)
     assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
     assert spies.untouched, spies
+
+
+# ---------------------------------------------------------------- issue 14: hold under attack
+
+V1 = [(b"a2a-version", b"1.0")]
+ANSWERED = b'{"id":7,"jsonrpc":"2.0","result":' + ANSWER.answer("identity") + b"}"
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-15)
+    return packer.compress(data) + packer.flush()
+
+
+# One layer of gzip or deflate, any case of the name (PROFILE §3.9): what an inflating host
+# (Express's body-parser, ASP.NET's request decompression) dispatches.
+CODED = [
+    ("gzip", gzip.compress),
+    ("GZIP", gzip.compress),
+    ("x-gzip", gzip.compress),
+    ("Gzip ", gzip.compress),
+    ("deflate", zlib.compress),
+    ("DEFLATE", _raw_deflate),
+    ("identity, gzip", gzip.compress),
+    ("gzip", lambda b: gzip.compress(b[:20]) + gzip.compress(b[20:])),  # two members
+]
+
+
+@pytest.mark.parametrize(("coding", "pack"), CODED)
+async def test_a_compressed_interview_call_is_judged_by_its_decoded_body(
+    stack: tuple[Any, Spies], coding: str, pack: Callable[[bytes], bytes]
+) -> None:
+    # Issue 14 finding 2, PROFILE §3.9: `Content-Encoding: gzip` took an activated
+    # interview call past the layer to a host that inflates before dispatch.
+    app, spies = stack
+    headers = [*JSON, *ACT, (b"content-encoding", coding.encode())]
+    got = await call(app, "POST", RPC.encode(), headers, pack(IDENTITY))
+    assert (got.status, got.body) == (200, ANSWERED)
+    assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
+    batch = await call(app, "POST", RPC.encode(), headers, pack(BATCH))
+    assert (batch.status, batch.body) == (200, INVALID_REQUEST)
+    assert spies.untouched, spies
+
+
+UNJUDGED = [
+    ("br", IDENTITY, 415),
+    ("zstd", IDENTITY, 415),
+    ("compress", IDENTITY, 415),
+    ("gzip, gzip", gzip.compress(gzip.compress(IDENTITY)), 415),
+    ("gzip, deflate", zlib.compress(gzip.compress(IDENTITY)), 415),
+    ("x-unknown", IDENTITY, 415),
+    ("gzip", IDENTITY, 400),  # not gzip at all
+    ("gzip", gzip.compress(IDENTITY)[:-6], 400),  # truncated
+    ("deflate", zlib.compress(IDENTITY) + b"junk", 400),
+    ("gzip", gzip.compress(b" " * (11 << 20) + IDENTITY), 413),  # past the 10 MiB bound
+]
+
+
+@pytest.mark.parametrize(("coding", "body", "status"), UNJUDGED)
+async def test_an_activated_body_that_cannot_be_judged_is_refused_never_passed_on(
+    stack: tuple[Any, Spies], coding: str, body: bytes, status: int
+) -> None:
+    # PROFILE §3.9: where a layer cannot judge an activated request (an unknown coding, a
+    # stack, a body past its bound) it refuses it, with the echo.
+    app, spies = stack
+    headers = [*JSON, *ACT, (b"content-encoding", coding.encode())]
+    got = await call(app, "POST", RPC.encode(), headers, body)
+    assert got.status == status
+    assert json.loads(got.body)["error"]["code"] == -32600
+    assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
+    if status == 415:
+        assert got.header(b"accept-encoding") == b"gzip, deflate"
+    assert spies.untouched, spies
+
+
+async def test_a_compressed_call_without_activation_or_not_ours_passes_on_as_it_came() -> None:
+    # PROFILE §3.9: requests passed on go byte for byte, the coding and its bytes kept.
+    seen: list[tuple[bytes, Any]] = []
+
+    async def host(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(((await receive())["body"], dict(scope["headers"]).get(b"content-encoding")))
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    from a2a_interview.server.asgi import InterviewMiddleware
+
+    app = InterviewMiddleware(host, ANSWER)
+    packed = gzip.compress(SEND)
+    for headers in ([*JSON, *ACT], JSON):
+        seen.clear()
+        got = await call(app, "POST", RPC.encode(), [*headers, (b"content-encoding", b"gzip")],
+                         packed)  # fmt: skip
+        assert got.status == 204 and seen == [(packed, b"gzip")]
+    seen.clear()  # without activation even an unknown coding is the host's
+    got = await call(app, "POST", RPC.encode(), [*JSON, (b"content-encoding", b"br")], IDENTITY)
+    assert got.status == 204 and seen == [(IDENTITY, b"br")]
+
+
+# Every normalization a common host applies (PROFILE §3.9, issue 14 findings 3 and 10):
+# case (Express, ASP.NET), `;` parameters (Tomcat, Jetty), `\` and `%5C` (IIS), double
+# encoding, full-width forms, NUL, trailing dots and blanks, on top of RFC 3986's.
+RPC_VARIANTS = [
+    b"/A2A/JSONRPC",
+    b"/a2a/JsonRpc",
+    b"/A2a/jsonRPC/",
+    b"/a2a;x=1/jsonrpc",
+    b"/a2a/jsonrpc;jsessionid=0",
+    b"/a2a/;/jsonrpc",
+    b"/a2a\\jsonrpc",
+    b"/a2a%5Cjsonrpc",
+    b"/a2a%5cJSONRPC",
+    b"/a2a%252Fjsonrpc",
+    b"/a2a%25252Fjsonrpc",
+    b"/a2a/%256Asonrpc",
+    "/a2a\uff0fjsonrpc".encode(),
+    b"/a2a%EF%BC%8Fjsonrpc",
+    "/\uff41\uff12\uff41/\uff4a\uff53\uff4f\uff4e\uff52\uff50\uff43".encode(),
+    b"/a2a/jsonrpc%00",
+    b"/a2a/jsonrpc%00.json",
+    b"/a2a/jsonrpc.",
+    b"/a2a/jsonrpc...",
+    b"/a2a./jsonrpc",
+    b"/a2a/jsonrpc%20",
+    b"/a2a/JSONRPC%2e",
+    b"/%41%32%41/%4A%53%4F%4E%52%50%43",
+    b"/x/%2E%2E/A2A/jsonrpc",
+    b"/a2a/x%5C..%5Cjsonrpc",
+]
+REST_VARIANTS = [
+    b"/A2A/REST/interview/identity",
+    b"/a2a/Rest/Interview/identity",
+    b"/a2a;v=1/rest/interview/identity",
+    b"/a2a\\rest\\interview\\identity",
+    b"/a2a%5Crest%5Cinterview%5Cidentity",
+    b"/a2a%252Frest/interview/identity",
+    b"/a2a/rest./interview/identity",
+    b"/a2a/rest/interview/identity;x",
+    "/a2a/rest\uff0finterview/identity".encode(),
+]
+CARD_VARIANTS = [
+    b"/.well-known/AGENT-card.json",
+    b"/.WELL-KNOWN/agent-card.json",
+    b"/.well-known/agent-card.json;x",
+    b"/.well-known/agent-card.json.",
+    b"/.well-known\\agent-card.json",
+    b"/.well-known%252Fagent-card.json",
+    b"/.well-known/agent-card.json%00",
+]
+
+
+@pytest.mark.parametrize("target", RPC_VARIANTS)
+async def test_every_host_normalization_of_the_jsonrpc_path_is_answered(
+    stack: tuple[Any, Spies], target: bytes
+) -> None:
+    app, spies = stack
+    got = await call(app, "POST", target, [*JSON, *ACT], IDENTITY)
+    assert (got.status, got.body) == (200, ANSWERED)
+    assert spies.untouched, spies
+
+
+@pytest.mark.parametrize("target", REST_VARIANTS)
+async def test_every_host_normalization_of_the_rest_path_is_answered(
+    stack: tuple[Any, Spies], target: bytes
+) -> None:
+    app, spies = stack
+    got = await call(app, "GET", target, [*ACT, *V1])
+    assert (got.status, got.body) == (200, ANSWER.answer("identity"))
+    assert spies.untouched, spies
+
+
+@pytest.mark.parametrize("target", CARD_VARIANTS)
+async def test_every_host_normalization_of_the_card_path_is_the_precomputed_card(
+    stack: tuple[Any, Spies], target: bytes
+) -> None:
+    app, spies = stack
+    got = await call(app, "GET", target)
+    assert (got.status, got.body) == (200, ANSWER.card_bytes)
+    assert spies.untouched, spies
+
+
+PADDED = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "interview/usage",
+                     "params": {"skill": "x" * 70_000}}).encode()  # fmt: skip
+PADDED_BATCH = json.dumps([
+    {"jsonrpc": "2.0", "id": 1, "method": "interview/usage"},
+    {"jsonrpc": "2.0", "id": 2, "method": "SendMessage",
+     "params": {"message": {"messageId": "m", "role": "ROLE_USER",
+                            "parts": [{"text": "y" * 70_000}]}}},
+]).encode()  # fmt: skip
+ESCAPED_BIG = (b'{"jsonrpc":"2.0","id":7,"method":"\\u0069nterview\\/identity","params":{"p":"'
+               + b"z" * 100_000 + b'"}}')  # fmt: skip
+
+
+@pytest.mark.parametrize("body", [PADDED, PADDED_BATCH, ESCAPED_BIG,
+                                  PADDED.decode().encode("utf-16")])  # fmt: skip
+async def test_an_activated_call_over_64_kib_never_reaches_the_host(
+    stack: tuple[Any, Spies], body: bytes
+) -> None:
+    # Issue 14 finding 8, PROFILE §3.9: judged at any size the layer accepts at all; a
+    # single padded call and a batch [interview/usage, SendMessage] arrived verbatim.
+    app, spies = stack
+    got = await call(app, "POST", RPC.encode(), [*JSON, *ACT], body)
+    assert (got.status, got.body) == (200, INVALID_REQUEST)
+    assert got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
+    assert spies.untouched, spies
+
+
+async def test_a_body_past_the_judging_bound_is_refused_when_activated(
+    stack: tuple[Any, Spies],
+) -> None:
+    # PROFILE §3.9: past its bound a layer cannot judge, so it refuses (413, the echo);
+    # without activation the same request is the host's.
+    app, spies = stack
+    big = b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"p":"' + b"q" * (
+        10 * 1024 * 1024) + b'"}}'  # fmt: skip
+    got = await call(app, "POST", RPC.encode(), [*JSON, *ACT], big)
+    assert got.status == 413 and got.header(b"a2a-extensions") == INTERVIEW_URI.encode()
+    assert spies.untouched, spies
+    await call(app, "POST", RPC.encode(), JSON, big)
+    assert spies.routes, spies
+
+
+async def test_a_large_ordinary_activated_call_still_reaches_the_host(
+    stack: tuple[Any, Spies],
+) -> None:
+    # PROFILE §3.4: methods outside the namespace pass through, whatever their size.
+    app, spies = stack
+    text = "interview " * 20_000  # mentions the word, never a string starting the namespace
+    body = json.dumps(
+        {
+            **json.loads(SEND),
+            "params": {
+                "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}
+            },
+        }
+    ).encode()
+    got = await call(app, "POST", RPC.encode(), [*JSON, *ACT], body)
+    assert got.header(b"a2a-extensions") is None or b'"result"' in got.body
+    assert spies.routes, spies
+
+
+def _middleware_over_the_sdk(spies: Spies) -> Any:
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from starlette.applications import Starlette
+
+    from a2a_interview.server.asgi import InterviewMiddleware
+    from a2a_interview.server.sdk import agent_card_from_json
+    from stacks import REST, SpyExecutor
+
+    card = agent_card_from_json(reference.unsigned_card(ORIGIN))
+    handler = DefaultRequestHandler(SpyExecutor(spies), InMemoryTaskStore(), card)
+    host = Starlette(routes=[*create_jsonrpc_routes(handler, rpc_url=RPC),
+                             *create_rest_routes(handler, path_prefix=REST)])  # fmt: skip
+    return InterviewMiddleware(host, ANSWER)
+
+
+VERSIONS = [None, b"", b"0.3", b"1.0", b"2.0", b"1.5", b"1.0.1", b"abc", b"0.3.0"]
+
+
+@pytest.mark.parametrize("where", ["sdk-starlette", "sdk-fastapi", "middleware-over-sdk"])
+async def test_interview_calls_carry_the_hosts_version_negotiation(where: str) -> None:
+    # Issue 12 finding 5, PROFILE §3.10: under an A2A-Version the real a2a-sdk host refuses
+    # for an ordinary method (-32009), an activated interview call gets -32009 too (its
+    # HTTP mapping, 400, on HTTP+JSON), never an answer; where the host serves the
+    # ordinary method under none, 0.3, 1.0 and 2.0, the interview answers.
+    spies = Spies()
+    app = (
+        _middleware_over_the_sdk(spies) if where.startswith("middleware") else STACKS[where](spies)
+    )
+    for version in VERSIONS:
+        vh = [] if version is None else [(b"a2a-version", version)]
+        base = [(b"content-type", b"application/json"), *vh]
+        host = await call(
+            app,
+            "POST",
+            RPC.encode(),
+            base,
+            b'{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"t"}}',
+        )
+        refused = json.loads(host.body)["error"]["code"] == -32009
+        ours = await call(app, "POST", RPC.encode(), [*base, *ACT], IDENTITY)
+        code = json.loads(ours.body).get("error", {}).get("code")
+        if refused:
+            assert code == -32009, (version, ours.body)
+            assert json.loads(ours.body)["id"] == 7
+        elif version in (None, b"0.3", b"1.0", b"2.0"):
+            assert ours.body == ANSWERED, (version, ours.body)
+        rest_host = await call(app, "GET", b"/a2a/rest/tasks/t", vh)
+        rest = await call(app, "GET", b"/a2a/rest/interview/identity", [*vh, *ACT])
+        if refused:
+            assert rest.status == rest_host.status == 400, (version, rest_host.body)
+            assert json.loads(rest.body)["error"]["status"] == "FAILED_PRECONDITION"
+        elif version in (None, b"0.3", b"1.0", b"2.0"):
+            assert (rest.status, rest.body) == (200, ANSWER.answer("identity"))
+    assert not spies.executor

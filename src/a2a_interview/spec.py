@@ -45,6 +45,16 @@ RPC_INVALID_REQUEST: Final = (-32600, "Invalid Request")
 RPC_METHOD_NOT_FOUND: Final = (-32601, "Method not found")
 RPC_INVALID_PARAMS: Final = (-32602, "Invalid params")
 RPC_TOO_MANY_REQUESTS: Final = (-32000, "Too many requests")
+# PROFILE §3.10: the host's version negotiation (A2A 1.0 §3.6, §5.4), fixed message.
+RPC_VERSION_NOT_SUPPORTED: Final = (-32009, "Version not supported")
+# A2A 1.0 §3.6: a request without A2A-Version (or with an empty one) is a 0.3 request.
+DEFAULT_A2A_VERSION: Final = "0.3"
+# PROFILE §3.9: content codings an activated body may carry (one layer, any case).
+ACCEPTED_CODINGS: Final[frozenset[str]] = frozenset({"gzip", "x-gzip", "deflate"})
+
+# Serving bounds (docs/decisions.md, Servers): the largest activated body a server layer
+# reads to judge it; past it an activated request at an interview path is refused.
+MAX_JUDGED_BYTES: Final = 10 * 1024 * 1024
 
 # PROFILE §1.4 defaults.
 MAX_DOCUMENT_BYTES: Final = 1 << 20

@@ -285,3 +285,100 @@ def test_verify_of_the_signed_legacy_js_agent_behind_declare_is_consistent(
     assert record["agent"]["card_signature"]["status"] == "verified"
     calls = record["runs"][0]["calls"]
     assert {c["interface"] for c in calls} == {public + "/a2a/jsonrpc", public + "/a2a/rest"}
+
+
+# -- issue 14 and issue 12 finding 5: what the proxy judges, in front of Express ----------
+
+
+def _ours(response: httpx.Response) -> bool:
+    """A response the proxy produced for an interview call: an answer or one of its fixed
+    refusals (PROFILE §3.9, §3.10), never the agent's own dispatch."""
+    if response.headers.get("a2a-extensions") != INTERVIEW_URI:
+        return False
+    body = response.json()
+    if "result" in body:
+        return "question" in body["result"] or body["result"].get("refused") is True
+    return body.get("error", {}).get("code") in (-32600, -32009)
+
+
+def test_compressed_and_case_variant_interview_calls_never_reach_the_js_agent(
+    node: str, js: Path, tmp_path: Path
+) -> None:
+    # Issue 14 findings 2 and 3: an activated interview call with Content-Encoding gzip
+    # (deflate, GZIP) or at /A2A/JSONRPC was forwarded and dispatched by the Express
+    # agent (-32602 from the agent, no echo). Express inflates and matches without case:
+    # shown direct first, so the check through the proxy means something.
+    import gzip
+    import zlib
+
+    agent_port, proxy_port = free_port(), free_port()
+    agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
+    card_file = write_json(tmp_path / "card.json", card(public))
+    call = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
+    base = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+    act = {**base, "A2A-Extensions": INTERVIEW_URI}
+    cases = [
+        ("/a2a/jsonrpc", {"Content-Encoding": "gzip"}, gzip.compress(call)),
+        ("/a2a/jsonrpc", {"Content-Encoding": "GZIP"}, gzip.compress(call)),
+        ("/a2a/jsonrpc", {"Content-Encoding": "deflate"}, zlib.compress(call)),
+        ("/A2A/JSONRPC", {}, call),
+        ("/a2a/JsonRpc", {}, call),
+        ("/a2a/jsonrpc/", {}, call),
+        ("/A2A/jsonrpc", {"Content-Encoding": "gzip"}, gzip.compress(call)),
+        ("/a2a/jsonrpc", {"Content-Encoding": "br"}, call),
+        ("/a2a/jsonrpc", {"Content-Encoding": "gzip, gzip"}, gzip.compress(gzip.compress(call))),
+    ]
+    with (
+        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
+        httpx.Client(timeout=20) as http,
+    ):
+        dispatched = http.post(agent + "/A2A/JSONRPC", content=gzip.compress(call),
+                               headers={**act, "Content-Encoding": "gzip"})  # fmt: skip
+        assert dispatched.status_code == 200 and "error" in dispatched.json()  # Express's own
+        for path, extra, body in cases:
+            got = http.post(public + path, content=body, headers={**act, **extra})
+            assert _ours(got), (path, extra, got.status_code, got.text[:200])
+        rest = http.get(public + "/A2A/REST/interview/identity", headers=act)
+        assert rest.status_code == 200 and rest.json()["question"] == "identity"
+
+
+def test_version_negotiation_through_the_proxy_is_the_js_agents(
+    node: str, js: Path, tmp_path: Path
+) -> None:
+    # Issue 12 finding 5, PROFILE §3.10: the Express agent's answer to an ordinary method
+    # under none, 0.3, 1.0 and 2.0 (direct) decides the interview's through the proxy.
+    agent_port, proxy_port = free_port(), free_port()
+    agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
+    card_file = write_json(tmp_path / "card.json", card(public, terms=False))
+    ordinary = b'{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"none"}}'
+    call = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
+    with (
+        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
+        httpx.Client(timeout=20) as http,
+    ):
+        for version in (None, "0.3", "1.0", "2.0", "1.0.1"):
+            vh = {} if version is None else {"A2A-Version": version}
+            json_type = {"Content-Type": "application/json"}
+            host = http.post(agent + "/a2a/jsonrpc", content=ordinary, headers={**json_type, **vh})
+            refused = host.json().get("error", {}).get("code") == -32009
+            ours = http.post(
+                public + "/a2a/jsonrpc",
+                content=call,
+                headers={**json_type, **vh, "A2A-Extensions": INTERVIEW_URI},
+            )
+            if refused:
+                assert ours.json()["error"]["code"] == -32009, (version, ours.text)
+            else:
+                assert "result" in ours.json(), (version, ours.text)
+            rest_host = http.get(agent + "/a2a/rest/tasks/none", headers=vh)
+            rest = http.get(
+                public + "/a2a/rest/interview/identity",
+                headers={**vh, "A2A-Extensions": INTERVIEW_URI},
+            )
+            if refused:
+                assert rest.status_code == 400, (version, rest.text)
+                assert rest_host.status_code == 400, (version, rest_host.text)
+            else:
+                assert rest.status_code == 200, (version, rest.text)

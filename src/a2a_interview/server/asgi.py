@@ -5,10 +5,11 @@
 JSON-RPC calls (PROFILE §3) are answered at the path of every ``JSONRPC`` interface the
 card declares, HTTP+JSON calls (§3b) under every ``HTTP+JSON`` interface, and the card
 itself at ``/.well-known/agent-card.json`` from the same precomputed bytes the answers
-are projected from. A request is matched against those paths after the normalization any
-host or intermediary might apply (dot segments, ``//``, percent-encoded unreserved
-characters: :func:`a2a_interview.rpc.normalize_path`, PROFILE §3.9), so no spelling of an
-interview call gets past it. Everything else, and every interview call without
+are projected from. A request is matched against those paths without case, after every
+normalization a common host or intermediary applies (:func:`a2a_interview.rpc.
+path_segments`, PROFILE §3.9), and an activated body is judged decoded (one layer of gzip
+or deflate) at any size the layer reads, so no spelling, coding or size of an interview
+call gets past it. Everything else, and every interview call without
 activation, goes to the wrapped app byte for byte, streaming included. The layer holds no
 model and calls none: a request it answers never reaches the wrapped app.
 
@@ -19,14 +20,15 @@ exactly like the agent's own methods.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from .. import rpc
 from ..declarations import Declarations, interfaces
 from ..projection import Interview
-from ..spec import CARD_PATH, INTERVIEW_URI
+from ..spec import CARD_PATH, INTERVIEW_URI, MAX_JUDGED_BYTES
 from .lifecycle import LiveDeclarations
 
 Scope = MutableMapping[str, Any]
@@ -43,32 +45,14 @@ def remote_address(scope: Scope) -> str:
     return str(client[0]) if client else "unknown"
 
 
-def request_paths(scope: Scope) -> tuple[str, ...]:
-    """The request's path as PROFILE §3.9 reads it, in each form a host may take it to
-    mean: ``raw_path`` (the bytes received, still percent-encoded) normalized by
-    :func:`a2a_interview.rpc.normalize_path`, so ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc``
-    and ``/a2a/%6asonrpc`` are all ``/a2a/jsonrpc``; and, when it differs, the decoded
-    ``path`` normalized too, since hosts such as Starlette route on the decoded path
-    (``/a2a%2Fjsonrpc`` is their ``/a2a/jsonrpc``). Without ``raw_path`` (it is optional
-    in ASGI) the decoded ``path`` alone. Never raises."""
-    raw = scope.get("raw_path")
-    decoded = scope.get("path")
-    if not isinstance(raw, bytes):
-        return (rpc.normalize_path(decoded if isinstance(decoded, str) else "/"),)
-    # The common case costs four scans: nothing to decode, collapse or remove.
-    if b"%" not in raw and b"/." not in raw and b"//" not in raw and raw[-1:] != b"/":
-        return (raw.decode("latin-1") if raw.startswith(b"/") else rpc.normalize_path(raw),)
-    first = rpc.normalize_path(raw)
-    if b"%" in raw and isinstance(decoded, str):
-        second = rpc.normalize_path(decoded)
-        if second != first:
-            return (first, second)
-    return (first,)
-
-
-def request_path(scope: Scope) -> str:
-    """The first of :func:`request_paths`: the normalized raw path."""
-    return request_paths(scope)[0]
+def request_segments(scope: Scope) -> tuple[str, ...]:
+    """The request's path as PROFILE §3.9 reads it: the segments of ``raw_path`` (the
+    bytes received; the decoded ``path`` when ``raw_path`` is absent, as ASGI allows)
+    after every normalization a common host applies (:func:`a2a_interview.rpc.
+    path_segments`: decoding, dot segments, ``//``, ``;`` parameters, ``\\``, NUL,
+    full-width forms, trailing dots), case kept. Compare with
+    :func:`a2a_interview.rpc.path_key`. Never raises."""
+    return rpc.path_segments(raw_target(scope))
 
 
 _ACTIVATION_HEADERS = frozenset({b"a2a-extensions", b"x-a2a-extensions"})
@@ -105,10 +89,12 @@ class Replies:
         self.max_body = max_body
         self._memo: dict[tuple[bytes, bool, bool], rpc.Reply | None] = {}
 
-    def jsonrpc(self, body: bytes, act: rpc.Activation) -> rpc.Reply | None:
-        """What ``rpc.jsonrpc(body, act, interview)`` returns."""
+    def jsonrpc(
+        self, body: bytes, act: rpc.Activation, scanned: bool | None = None
+    ) -> rpc.Reply | None:
+        """What ``rpc.jsonrpc(body, act, interview, scanned=scanned)`` returns."""
         if len(body) > 1024:
-            return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
+            return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body, scanned=scanned)
         key = (body, act.current, act.legacy)
         try:
             return self._memo[key]
@@ -142,38 +128,53 @@ def interface_paths(card: Any, binding: str) -> list[str]:
 class _Routes:
     """The paths an interview answers on, derived once per card."""
 
-    __slots__ = ("interview", "replies", "rest", "rpc")
+    __slots__ = ("interview", "replies", "rest", "rest_versions", "rpc", "versions")
 
-    def __init__(
-        self, interview: Interview, rpc_paths: Any, rest_paths: Any, max_body: int
-    ) -> None:
+    def __init__(self, interview: Interview, rpc_paths: Any, rest_paths: Any) -> None:
         card = interview.card
         self.interview = interview
-        self.replies = Replies(interview, max_body)
-        # Normalized like request paths (PROFILE §3.9), so the two compare.
+        self.replies = Replies(interview)
+        # Read like request paths (PROFILE §3.9), so the two compare.
         paths = rpc_paths if rpc_paths is not None else interface_paths(card, "JSONRPC")
-        self.rpc = frozenset(rpc.normalize_path(p) for p in paths)
+        self.rpc = frozenset(rpc.path_key(p) for p in paths)
         bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
         self.rest = rest_prefixes(bases)
+        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
 
 
-def rest_prefixes(bases: Any) -> tuple[str, ...]:
-    """``{base}/interview/`` for each HTTP+JSON base path, normalized (PROFILE §3.9)."""
-    out = (rpc.normalize_path(b).rstrip("/") + rpc.REST_SEGMENT for b in bases)
+def rest_prefixes(bases: Any) -> tuple[tuple[str, ...], ...]:
+    """The path key (:func:`a2a_interview.rpc.path_key`) of ``{base}/interview`` for each
+    HTTP+JSON base path (PROFILE §3.9)."""
+    out = ((*rpc.path_key(b), "interview") for b in bases)
     return tuple(dict.fromkeys(out))
 
 
-def rest_question(prefixes: tuple[str, ...], paths: tuple[str, ...]) -> str | None:
-    """The question the first of the normalized ``paths`` that is
-    ``{base}/interview/{question}`` under one of ``prefixes`` asks (one segment,
-    percent-decoded), or ``None`` when none is."""
-    for path in paths:
-        for prefix in prefixes:
-            if path.startswith(prefix):
-                rest = path[len(prefix) :]
-                if "/" not in rest:
-                    return unquote(rest, errors="surrogateescape")
+def rest_question(
+    prefixes: tuple[tuple[str, ...], ...], segments: tuple[str, ...], raw: bytes
+) -> str | None:
+    """The question a request path (its :func:`request_segments`; ``raw`` as received)
+    asks when it is ``{base}/interview/{question}`` under one of ``prefixes`` (the
+    question's case kept), or ``""`` when it is ``{base}/interview`` followed by what
+    normalization drops (``/``, ``/.``, ``;x``); ``None`` when it is neither."""
+    key = rpc.path_key(segments)
+    for prefix in prefixes:
+        size = len(prefix)
+        if key[:size] == prefix:
+            if len(key) == size + 1:
+                return segments[size]
+            if len(key) == size and not raw.lower().endswith(b"interview"):
+                return ""
     return None
+
+
+def raw_target(scope: Scope) -> bytes:
+    """The request's path as received (``raw_path``, else ``path`` encoded)."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes):
+        return raw
+    decoded = scope.get("path")
+    return decoded.encode("utf-8", "surrogateescape") if isinstance(decoded, str) else b"/"
 
 
 def if_none_match(header: bytes, etag: bytes) -> bool:
@@ -239,6 +240,11 @@ class InterviewMiddleware:
     ``client_key(scope)``; ordinary traffic is never counted. ``rpc_paths`` and
     ``rest_paths`` override the paths taken from the card's interfaces. With
     ``serve_card`` the card is served from the precomputed bytes with a strong ETag.
+    ``max_body`` (10 MiB) bounds what is read of an activated JSON-RPC body at an
+    interview path: past it the request cannot be judged and is refused (PROFILE §3.9).
+    ``versions`` (``Major.Minor`` strings) overrides the protocol versions taken from the
+    card's interfaces: an interview call under any other ``A2A-Version`` gets the host's
+    ``-32009`` (PROFILE §3.10).
     """
 
     def __init__(
@@ -252,8 +258,9 @@ class InterviewMiddleware:
         card_path: str = CARD_PATH,
         rpc_paths: Any = None,
         rest_paths: Any = None,
-        max_body: int = rpc.MAX_REQUEST_BYTES,
+        max_body: int = MAX_JUDGED_BYTES,
         cache_control: str = "public, max-age=60",
+        versions: Any = None,
     ) -> None:
         self.app = app
         if isinstance(declarations, Declarations):
@@ -263,11 +270,14 @@ class InterviewMiddleware:
         self.client_key = client_key
         self.serve_card = serve_card
         self.card_path = card_path
-        self._card_path = rpc.normalize_path(card_path)
+        self._card_path = rpc.path_key(card_path)
         self.max_body = max_body
         self.cache_control = cache_control.encode("latin-1")
         self._overrides = (rpc_paths, rest_paths)
-        self._routes = _Routes(self.interview, *self._overrides, max_body)
+        self._versions = None if versions is None else frozenset(
+            v for v in (rpc.parse_version(str(x)) for x in versions) if v is not None
+        )  # fmt: skip
+        self._routes = _Routes(self.interview, *self._overrides)
 
     @property
     def interview(self) -> Interview:
@@ -277,8 +287,13 @@ class InterviewMiddleware:
     def _current(self) -> _Routes:
         interview = self.interview
         if self._routes.interview is not interview:  # a reload swapped the declarations
-            self._routes = _Routes(interview, *self._overrides, self.max_body)
+            self._routes = _Routes(interview, *self._overrides)
         return self._routes
+
+    def _supported(self, routes: _Routes, rest: bool = False) -> frozenset[rpc.Version]:
+        if self._versions is not None:
+            return self._versions
+        return routes.rest_versions if rest else routes.versions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -286,13 +301,14 @@ class InterviewMiddleware:
             return
         routes = self._current()
         method = scope["method"]
-        paths = request_paths(scope)  # every spelling is the same request (PROFILE §3.9)
-        if method == "POST" and not routes.rpc.isdisjoint(paths):
-            await self._jsonrpc(scope, receive, send, routes.replies)
-        elif method in ("GET", "HEAD") and self._card_path in paths and self.serve_card:
+        segments = request_segments(scope)  # every spelling is the same request (PROFILE §3.9)
+        key = rpc.path_key(segments)
+        if method == "POST" and key in routes.rpc:
+            await self._jsonrpc(scope, receive, send, routes)
+        elif method in ("GET", "HEAD") and key == self._card_path and self.serve_card:
             await self._card(scope, send, routes.interview)
-        elif any(rpc.REST_SEGMENT in path for path in paths):
-            await self._rest(scope, receive, send, routes, paths)
+        elif (question := rest_question(routes.rest, segments, raw_target(scope))) is not None:
+            await self._rest(scope, receive, send, routes, question)
         else:
             await self.app(scope, receive, send)
 
@@ -304,28 +320,30 @@ class InterviewMiddleware:
                 reply = rpc.too_many_requests(wait, reply, act, rest=rest)
         await send_reply(send, reply)
 
-    async def _jsonrpc(self, scope: Scope, receive: Receive, send: Send, replies: Replies) -> None:
-        body, replay = await read_body(scope, receive, self.max_body)
+    async def _jsonrpc(self, scope: Scope, receive: Receive, send: Send, routes: _Routes) -> None:
         act = activation(scope)
-        # A body over the bound, or cut short by a departing client, is not ours: the app
-        # gets the request as it came, and its own answer to a departed client.
-        reply = None if body is None else replies.jsonrpc(body, act)
+        if not act:  # PROFILE §3.3: the host's, body unread
+            await self.app(scope, receive, send)
+            return
+        reply, replay = await judge_jsonrpc(scope, receive, act, replies=routes.replies,
+                                            max_body=self.max_body,
+                                            versions=self._supported(routes))  # fmt: skip
         if reply is None:
             await self.app(scope, replay, send)
         else:
             await self._respond(scope, send, reply, act)
 
     async def _rest(
-        self, scope: Scope, receive: Receive, send: Send, routes: _Routes, paths: tuple[str, ...]
+        self, scope: Scope, receive: Receive, send: Send, routes: _Routes, question: str
     ) -> None:
-        question = rest_question(routes.rest, paths)
-        if question is not None:
-            act = activation(scope)
-            query = scope.get("query_string", b"")
-            reply = rpc.rest(scope["method"], question, query, act, routes.interview)
-            if reply is not None:
-                await self._respond(scope, send, reply, act, rest=True)
-                return
+        act = activation(scope)
+        query = scope.get("query_string", b"")
+        reply = rpc.rest(scope["method"], question, query, act, routes.interview)
+        if reply is not None:
+            versions = self._supported(routes, rest=True)
+            reply = rpc.version_refusal(scope["headers"], versions, reply, act, rest=True)
+            await self._respond(scope, send, reply, act, rest=True)
+            return
         await self.app(scope, receive, send)
 
     async def _card(self, scope: Scope, send: Send, iv: Interview) -> None:
@@ -333,19 +351,71 @@ class InterviewMiddleware:
         await send_document(scope, send, iv.card_bytes, etag, self.cache_control)
 
 
+async def judge_jsonrpc(
+    scope: Scope,
+    receive: Receive,
+    act: rpc.Activation,
+    *,
+    replies: Replies,
+    max_body: int,
+    versions: frozenset[rpc.Version],
+) -> tuple[rpc.Reply | None, Receive]:
+    """An activated JSON-RPC POST at an interview path, judged (PROFILE §3.9, §3.10):
+    ``(reply, replay)``, ``reply`` being ``None`` when the request is not ours and goes
+    to the host through ``replay`` untouched.
+
+    The body is read (at most ``max_body`` bytes) and judged as the host would read it:
+    decoded from one layer of gzip or deflate. What cannot be judged is refused: a body
+    past ``max_body``, any other coding or a stack, a body that does not inflate. An
+    answer under an ``A2A-Version`` the host refuses is the host's ``-32009``. A client
+    that left before the body ended gets nothing of ours: the host's own answer."""
+    body, replay = await read_body(scope, receive, max_body)
+    if body is None:
+        return None, replay  # the client left
+    if body is OVER:
+        return rpc.too_large(act), replay
+    judged = rpc.decoded_body(scope["headers"], body, act, max_body)
+    if isinstance(judged, rpc.Reply):
+        return judged, replay
+    reply = replies.jsonrpc(judged, act, await scan(judged))
+    if reply is None:
+        return None, replay
+    return rpc.version_refusal(scope["headers"], versions, reply, act), replay
+
+
+async def scan(body: bytes) -> bool | None:
+    """:func:`a2a_interview.rpc.may_name_namespace` of a large body, a slice at a time
+    with a turn of the event loop between slices, so that a 10 MiB body never holds the
+    loop for more than one slice (issue 14 finding 9); ``None`` for a small body (the
+    core scans it itself)."""
+    if len(body) <= rpc.SCAN_SLICE:
+        return None
+    if b"\x00" in body[:4]:
+        return rpc.may_name_namespace(body)
+    for start in range(0, len(body), rpc.SCAN_SLICE):
+        if rpc.may_name_namespace(body, start, start + rpc.SCAN_SLICE):
+            return True
+        await asyncio.sleep(0)
+    return False
+
+
+# What read_body returns for a body past its bound (compared by identity).
+OVER: bytes = bytes(bytearray(b"over"))
+
+
 async def read_body(scope: Scope, receive: Receive, max_body: int) -> tuple[bytes | None, Receive]:
     """Read a request body, holding at most about ``max_body`` bytes.
 
-    Returns ``(body, replay)``. ``body`` is the whole body, or ``None`` when it is over
-    ``max_body`` (by ``Content-Length`` or as read) or the client left before it ended:
-    such a request cannot be an interview call (PROFILE §3.5 bounds it at 64 KiB), and
-    nothing past the bound is read. ``replay`` is the request's receive channel as it
-    was: it gives the messages already read, in order, and then the live channel, so
-    whoever gets the request next (a streaming response included) sees it untouched.
+    Returns ``(body, replay)``. ``body`` is the whole body; :data:`OVER` (compare with
+    ``is``) when it is over ``max_body`` (by ``Content-Length`` or as read), nothing
+    past the bound being read; ``None`` when the client left before it ended.
+    ``replay`` is the request's receive channel as it was: it gives the messages
+    already read, in order, and then the live channel, so whoever gets the request next
+    (a streaming response included) sees it untouched.
     """
     for name, value in scope["headers"]:
         if name == b"content-length" and value.isdigit() and int(value) > max_body:
-            return None, receive
+            return OVER, receive
     first = await receive()
     if first["type"] == "http.request" and not first.get("more_body", False):
         # The common case, a body in one message: nothing to join.
@@ -355,7 +425,7 @@ async def read_body(scope: Scope, receive: Receive, max_body: int) -> tuple[byte
         async def replay_one() -> Message:
             return pending.pop() if pending else await receive()
 
-        return (whole if len(whole) <= max_body else None), replay_one
+        return (whole if len(whole) <= max_body else OVER), replay_one
     read: list[Message] = []
     size = 0
     body: bytes | None = None
@@ -366,6 +436,7 @@ async def read_body(scope: Scope, receive: Receive, max_body: int) -> tuple[byte
             break
         size += len(message.get("body", b""))
         if size > max_body:
+            body = OVER
             break
         if not message.get("more_body", False):
             body = b"".join(m.get("body", b"") for m in read)

@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import unquote_to_bytes, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 try:
     import httpx
@@ -92,6 +92,9 @@ from .asgi import (
     if_none_match,
     interface_paths,
     remote_address,
+    rest_prefixes,
+    rest_question,
+    scan,
     send_reply,
 )
 from .lifecycle import LiveDeclarations
@@ -568,13 +571,42 @@ class _Upstream:
             raise SignatureError(f"cannot re-sign the upstream card: {exc}") from None
         return signed
 
+    def versions(self) -> frozenset[rpc.Version]:
+        """The protocol versions the default card's interfaces declare, any binding."""
+        card = self.variants[""].declarations.card
+        return rpc.declared_versions(card) | rpc.declared_versions(card, "HTTP+JSON")
+
+    def variant_key(self, headers: Iterable[tuple[bytes, bytes]]) -> str:
+        """The card variant a request asks for: its ``A2A-Version`` when that is exactly
+        ``Major.Minor`` of a version the card's interfaces declare (issue 14 finding 4:
+        a slot only for a version the card lists); else ``""``, the variant fetched
+        without one."""
+        key = variant_key(headers)
+        version = rpc.parse_version(key) if key else None
+        if version is None or key != f"{version[0]}.{version[1]}" or version not in self.versions():
+            return ""
+        return key
+
+    async def every_variant(self) -> list[LiveDeclarations]:
+        """Every card variant that verified, those of the declared versions loaded
+        first (each tried at most once per ``UNVERIFIED_RETRY``)."""
+        for version in sorted(self.versions()):
+            key = f"{version[0]}.{version[1]}"
+            if key not in self.variants:
+                await self.variant(key)
+        return list(self.variants.values())
+
     def lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
     async def start(self) -> LiveDeclarations:
-        """Load the default variant (no ``A2A-Version``); raises what :meth:`load` raises."""
+        """Load the default variant (no ``A2A-Version``), then the variant of every
+        version the card's interfaces declare (one that does not verify is reported and
+        tried again later: issue 14 finding 4, every variant's paths are judged from the
+        first request); raises what :meth:`load` raises for the default."""
         live = await LiveDeclarations.start(lambda: self.load(""), on_error=self.on_error)
         self.variants[""] = live
+        await self.every_variant()
         return live
 
     async def variant(self, key: str) -> LiveDeclarations | None:
@@ -586,13 +618,16 @@ class _Upstream:
         live = self.variants.get(key)
         if live is not None:
             return live
+        now = time.monotonic()
+        for stale in [k for k, t in self._unverified.items() if now - t >= UNVERIFIED_RETRY]:
+            del self._unverified[stale]  # unverified entries expire (issue 14 finding 4)
         failed = self._unverified.get(key)
-        if failed is not None and time.monotonic() - failed < UNVERIFIED_RETRY:
+        if failed is not None:
             return None
         pending = self._loading.get(key)
         if pending is None:
             held = len(self.variants) + len(self._unverified) + len(self._loading)
-            if failed is None and held >= MAX_VARIANTS:
+            if held >= MAX_VARIANTS:
                 return self.variants.get("")
             pending = asyncio.ensure_future(self._first_load(key))
             self._loading[key] = pending
@@ -720,42 +755,20 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def spellings(raw_path: bytes) -> frozenset[str]:
-    """Every path ``raw_path`` may be taken to mean (PROFILE §3.9): normalized as
-    received, and normalized after decoding every percent-escape once (a host that
-    routes on the decoded path reads ``/a2a%2Fjsonrpc`` as ``/a2a/jsonrpc``)."""
-    decoded = unquote_to_bytes(raw_path)
-    return frozenset({rpc.normalize_path(raw_path), rpc.normalize_path(decoded)})
-
-
 class _Routes:
-    """Where a card variant's interview and card are served, in normalized form."""
+    """Where a card variant's interview and card are served, as path keys
+    (:func:`a2a_interview.rpc.path_key`, PROFILE §3.9), and the versions it serves."""
 
-    __slots__ = ("card", "declarations", "rest", "rpc")
+    __slots__ = ("card", "declarations", "rest", "rest_versions", "rpc", "versions")
 
     def __init__(self, declarations: Declarations, card_path: str) -> None:
         card = declarations.card
         self.declarations = declarations
-        self.rpc = frozenset().union(*(spellings(p.encode("latin-1"))
-                                       for p in interface_paths(card, "JSONRPC")))  # fmt: skip
-        bases = {
-            s for p in interface_paths(card, "HTTP+JSON") for s in spellings(p.encode("latin-1"))
-        }
-        self.rest = tuple(sorted("" if b == "/" else b for b in bases))
-        self.card = spellings(card_path.encode("latin-1"))
-
-    def question(self, forms: frozenset[str], raw_path: bytes) -> str | None:
-        """The interview question a path asks under an HTTP+JSON interface, or ``None``."""
-        for form in sorted(forms):
-            for base in self.rest:
-                prefix = base + rpc.REST_SEGMENT
-                if form.startswith(prefix) and "/" not in form[len(prefix) :]:
-                    return unquote_to_bytes(form[len(prefix) :]).decode("utf-8", "replace")
-                # `/interview/` spelled so that normalization drops the last slash
-                # (`.../interview/.`, `.../interview//`): the namespace, question "".
-                if form == prefix[:-1] and raw_path.decode("latin-1") != form:
-                    return ""
-        return None
+        self.rpc = frozenset(rpc.path_key(p) for p in interface_paths(card, "JSONRPC"))
+        self.rest = rest_prefixes(interface_paths(card, "HTTP+JSON"))
+        self.card = rpc.path_key(card_path)
+        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
 
 
 class _Front:
@@ -768,11 +781,10 @@ class _Front:
         self.options = source.options
         self.trusts = trusted_peers(source.options.forwarded_allow_ips)
         self._routes: dict[int, _Routes] = {}
-        self.local: dict[str, bytes] = {}
+        self.local: dict[tuple[str, ...], bytes] = {}
         for url, body in source.options.proposals.items():
             if source.on_public_origin(url):
-                for form in spellings(urlsplit(url).path.encode("latin-1")):
-                    self.local[form] = body
+                self.local[rpc.path_key(urlsplit(url).path)] = body
 
     def routes(self, declarations: Declarations) -> _Routes:
         found = self._routes.get(id(declarations))
@@ -796,18 +808,19 @@ class _Front:
             await _plain(send, *_BAD_TARGET)
             return
         method = scope["method"]
-        forms = spellings(raw_path)
+        segments = rpc.path_segments(raw_path)  # every spelling (PROFILE §3.9)
+        key = rpc.path_key(segments)
         default = self.source.variants[""].declarations
-        if method in ("GET", "HEAD") and forms & self.routes(default).card:
+        if method in ("GET", "HEAD") and key == self.routes(default).card:
             await self._card(scope, send)
             return
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
-        if await self._interview(scope, send, forms, raw_path, body):
+        if await self._interview(scope, send, segments, raw_path, body):
             return
         if method in ("GET", "HEAD"):
-            local = next((self.local[f] for f in forms if f in self.local), None)
+            local = self.local.get(key)
             if local is not None:
                 await send({"type": "http.response.start", "status": 200, "headers": [
                     (b"content-type", b"application/json"),
@@ -853,71 +866,100 @@ class _Front:
             return None
 
     async def _variant(self, scope: Scope, send: Send) -> LiveDeclarations | None:
-        live = await self.source.variant(variant_key(scope["headers"]))
+        live = await self.source.variant(self.source.variant_key(scope["headers"]))
         if live is None:
             await _plain(send, *_UNVERIFIED)
         return live
 
-    def _reply(
-        self,
-        scope: Scope,
-        forms: frozenset[str],
+    def _where(
+        self, variants: Iterable[LiveDeclarations], method: str, segments: tuple[str, ...],
         raw_path: bytes,
-        body: bytes,
-        *,
-        act: rpc.Activation,
-        declarations: Declarations,
-    ) -> tuple[rpc.Reply | None, bool]:
-        """The interview's reply to this request from ``declarations`` (``None``: not an
-        interview request), and whether it is on the HTTP+JSON binding."""
-        routes = self.routes(declarations)
-        if scope["method"] == "POST" and forms & routes.rpc:
-            limit = max(len(body), rpc.MAX_REQUEST_BYTES)
-            return rpc.jsonrpc(body, act, declarations.interview, max_bytes=limit), False
-        question = routes.question(forms, raw_path)
-        if question is None:
-            return None, False
-        query = scope.get("query_string", b"")
-        return rpc.rest(scope["method"], question, query, act, declarations.interview), True
+    ) -> tuple[bool, str | None]:  # fmt: skip
+        """Whether the request is a JSON-RPC interview path, else the HTTP+JSON question
+        it asks, under the interface paths of any of ``variants`` (issue 14 finding 4:
+        an interview path of one variant is one for a client of every version)."""
+        key = rpc.path_key(segments)
+        routes = [self.routes(v.declarations) for v in variants]
+        if method == "POST" and any(key in r.rpc for r in routes):
+            return True, None
+        for r in routes:
+            question = rest_question(r.rest, segments, raw_path)
+            if question is not None:
+                return False, question
+        return False, None
 
     async def _interview(
-        self, scope: Scope, send: Send, forms: frozenset[str], raw_path: bytes, body: bytes
+        self, scope: Scope, send: Send, segments: tuple[str, ...], raw_path: bytes, body: bytes
     ) -> bool:
         """Answer or refuse an interview request in any spelling; whether it was one."""
-        act = rpc.activation(scope["headers"])
+        headers = scope["headers"]
+        act = rpc.activation(headers)
         if not act:
             return False  # PROFILE §3.3: the host's own answer
-        key = variant_key(scope["headers"])
-        live = self.source.variants.get(key)
-        if live is None:
-            # A variant not yet loaded is loaded for what may be an interview request
-            # only: judged by the default variant's paths, or by a mention of the
-            # namespace anywhere (the variant's paths may differ from the default's).
-            default = self.source.variants[""].declarations
-            reply, _ = self._reply(scope, forms, raw_path, body, act=act, declarations=default)
-            if reply is None and b"interview" not in raw_path.lower() + body:
+        method = scope["method"]
+        source = self.source
+        is_rpc, question = self._where(source.variants.values(), method, segments, raw_path)
+        if not is_rpc and question is None:
+            # Variants not loaded yet may name other paths: load those of the declared
+            # versions (once each), then judge again.
+            variants = await source.every_variant()
+            is_rpc, question = self._where(variants, method, segments, raw_path)
+            if not is_rpc and question is None:
                 return False
-            live = await self.source.variant(key)
-            if live is None:
-                await _plain(send, *_UNVERIFIED)
+        judged = b""
+        first: rpc.Reply | None = None
+        scanned: bool | None = None
+        if is_rpc:
+            # PROFILE §3.9: judged by the decoded body; what cannot be judged is refused.
+            # Whether it is an interview call does not depend on the variant: judged once
+            # with the default's answers, so ordinary calls never wait for a variant.
+            decoded = rpc.decoded_body(headers, body, act, self.options.max_body)
+            if isinstance(decoded, rpc.Reply):
+                await self._send(scope, decoded, act, rest=False, send=send)
                 return True
-        reply, rest = self._reply(
-            scope, forms, raw_path, body, act=act, declarations=live.declarations
-        )
+            judged = decoded
+            default = source.variants[""].declarations.interview
+            scanned = await scan(judged)
+            first = rpc.jsonrpc(judged, act, default, scanned=scanned)
+            if first is None:
+                return False
+        live = await source.variant(source.variant_key(headers))
+        if live is None:
+            await _plain(send, *_UNVERIFIED)
+            return True
+        routes = self.routes(live.declarations)
+        interview = live.declarations.interview
+        reply: rpc.Reply | None
+        if is_rpc:
+            same = interview is source.variants[""].declarations.interview
+            reply = first if same else rpc.jsonrpc(judged, act, interview, scanned=scanned)
+            if reply is not None:
+                reply = rpc.version_refusal(headers, routes.versions, reply, act)
+        else:
+            assert question is not None
+            query = scope.get("query_string", b"")
+            reply = rpc.rest(method, question, query, act, interview)
+            if reply is not None:
+                reply = rpc.version_refusal(headers, routes.rest_versions, reply, act, rest=True)
         if reply is None:
             return False
+        await self._send(scope, reply, act, rest=not is_rpc, send=send)
+        return True
+
+    async def _send(
+        self, scope: Scope, reply: rpc.Reply, act: rpc.Activation, *, rest: bool, send: Send
+    ) -> None:
         if self.limiter is not None:
             wait = await self.limiter.hit(self.client_key(scope))
             if wait is not None:
                 reply = rpc.too_many_requests(wait, reply, act, rest=rest)
         await send_reply(send, reply)
-        return True
 
     async def _card(self, scope: Scope, send: Send) -> None:
         """The card variant the request asks for, only ever as bytes that verified:
         upstream's live response when its body is the verified one, else the last
         verified bytes with the headers they came with."""
-        key = variant_key(scope["headers"])
+        key = self.source.variant_key(scope["headers"])
         live = await self._variant(scope, send)
         if live is None:
             return

@@ -22,18 +22,22 @@ What the routes do:
   same object, so the card and the answers cannot drift. It replaces the route of
   ``create_agent_card_routes``; do not add both.
 - **JSON-RPC** (PROFILE §3). An activated POST to the path of a route of
-  ``jsonrpc_routes`` is read (at most 64 KiB of it) and, when it is a call in the
-  ``interview/`` namespace or a batch naming one, answered here
-  (:func:`a2a_interview.rpc.jsonrpc`); every other request reaches the SDK's own route
-  with its body untouched, so ``-32601`` for an interview method without activation,
-  ``-32700`` and everything else stay the SDK's own answers.
+  ``jsonrpc_routes`` is read (at most ``max_body``, 10 MiB, of it), decoded from one
+  layer of gzip or deflate, and, when it is a call in the ``interview/`` namespace or a
+  batch naming one, answered or refused here (:func:`a2a_interview.rpc.jsonrpc`); an
+  activated body that cannot be judged (past the bound, another coding) is refused
+  (PROFILE §3.9); an answer under an ``A2A-Version`` the card's interfaces do not serve
+  is the SDK's own ``-32009`` (PROFILE §3.10). Every other request reaches the SDK's own
+  route with its body untouched, so ``-32601`` for an interview method without
+  activation, ``-32700`` and everything else stay the SDK's own answers.
 - **HTTP+JSON** (PROFILE §3b). ``GET {url}/interview/{question}`` for every
   ``HTTP+JSON`` interface the card declares, under activation; without it the request
   goes on to the host's routes (its own 404).
-- **Every spelling** (PROFILE §3.9). Paths are compared after normalization
-  (:func:`a2a_interview.rpc.normalize_path`): ``/a2a/x/../jsonrpc``, ``/a2a//jsonrpc``,
-  ``/a2a/%6Asonrpc`` and ``/.well-known/./agent-card.json`` are answered like the
-  plain paths, never handed to the SDK's handler.
+- **Every spelling** (PROFILE §3.9). Paths are compared without case after every
+  normalization a common host applies (:func:`a2a_interview.rpc.path_segments`):
+  ``/a2a/x/../jsonrpc``, ``/A2A//JsonRpc``, ``/a2a;x/%252Fjsonrpc``-style spellings
+  and ``/.well-known/./AGENT-card.json`` are answered like the plain paths, never
+  handed to the SDK's handler.
 
 All of this is one route, the first of :attr:`InterviewRoutes.agent_card_routes`, which
 matches only those requests (an activated POST or GET at an interview path, or a GET of
@@ -71,7 +75,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from .. import rpc
 from ..declarations import Declarations, Fetch, build
 from ..projection import Interview
-from ..spec import INTERVIEW_URI
+from ..spec import INTERVIEW_URI, MAX_JUDGED_BYTES
 from .asgi import (
     ClientKey,
     Receive,
@@ -81,9 +85,10 @@ from .asgi import (
     activation,
     if_none_match,
     interface_paths,
-    read_body,
+    judge_jsonrpc,
+    raw_target,
     remote_address,
-    request_paths,
+    request_segments,
     rest_prefixes,
     rest_question,
     send_document,
@@ -201,17 +206,16 @@ _PASSED: Final = "a2a_interview.passed"
 _MATCHED: Final = "a2a_interview.matched"
 
 
-def _route_paths(scope: Scope) -> tuple[str, ...]:
-    """The normalized request paths below the application's ``root_path`` (what
-    Starlette routes on, PROFILE §3.9 applied): :func:`~.asgi.request_paths`."""
-    paths = request_paths(scope)
+def _route_segments(scope: Scope) -> tuple[str, ...]:
+    """The request path's segments below the application's ``root_path`` (what
+    Starlette routes on, PROFILE §3.9 applied): :func:`~.asgi.request_segments`."""
+    segments = request_segments(scope)
     root = scope.get("root_path") or ""
     if root:
-        root = rpc.normalize_path(root)
-        if root != "/":
-            cut = len(root)
-            return tuple(p[cut:] if p.startswith(root + "/") else p for p in paths)
-    return paths
+        prefix = rpc.path_key(root)
+        if prefix and rpc.path_key(segments[: len(prefix)]) == prefix:
+            return segments[len(prefix) :]
+    return segments
 
 
 @dataclass(slots=True)
@@ -223,9 +227,13 @@ class _Serving:
     client_key: ClientKey
     max_body: int
     replies: Replies = field(init=False)
+    versions: frozenset[rpc.Version] = field(init=False)
+    rest_versions: frozenset[rpc.Version] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.replies = Replies(self.interview, self.max_body)
+        self.replies = Replies(self.interview)
+        self.versions = rpc.declared_versions(self.interview.card)  # PROFILE §3.10
+        self.rest_versions = rpc.declared_versions(self.interview.card, "HTTP+JSON")
 
     async def send(
         self, scope: Scope, send: Send, reply: rpc.Reply, act: rpc.Activation, *,
@@ -257,9 +265,9 @@ class _InterviewRoute(BaseRoute):
         cache_control: str | None,
     ) -> None:
         self.serving = serving
-        self.rpc = frozenset(rpc.normalize_path(p) for p in rpc_paths)
+        self.rpc = frozenset(rpc.path_key(p) for p in rpc_paths)
         self.rest = rest_prefixes(rest_bases)
-        self.card_url = rpc.normalize_path(card_url)
+        self.card_url = rpc.path_key(card_url)
         interview = serving.interview
         self.etag = b'"' + interview.card_digest[7:39].encode("ascii") + b'"'
         self.cache_control = cache_control.encode("latin-1") if cache_control else None
@@ -270,14 +278,16 @@ class _InterviewRoute(BaseRoute):
         method = scope["method"]
         if method not in ("POST", "GET", "HEAD"):
             return Match.NONE, {}
-        paths = _route_paths(scope)
+        segments = _route_segments(scope)
+        key = rpc.path_key(segments)
         question = None
         if method == "POST":
-            ours = not self.rpc.isdisjoint(paths)
-        elif self.card_url in paths:
+            ours = key in self.rpc
+        elif key == self.card_url:
             return Match.FULL, {_MATCHED: (None, rpc.NOT_ACTIVATED)}
         else:
-            question = rest_question(self.rest, paths) if method == "GET" else None
+            raw = raw_target(scope)
+            question = rest_question(self.rest, segments, raw) if method == "GET" else None
             ours = question is not None
         if ours:
             act = activation(scope)
@@ -304,17 +314,24 @@ class _InterviewRoute(BaseRoute):
             reply = rpc.rest(method, question, query, act, self.serving.interview)
             if reply is None:  # pragma: no cover - matches() admits only activated GETs
                 raise AssertionError("unreachable")
+            versions = self.serving.rest_versions
+            reply = rpc.version_refusal(scope["headers"], versions, reply, act, rest=True)
             await self.serving.send(scope, send, reply, act, rest=True)
             return
         serving = self.serving
-        body, replay = await read_body(scope, receive, serving.max_body)
-        if body is not None:
-            reply = serving.replies.jsonrpc(body, act)
-            if reply is not None:
-                await serving.send(scope, send, reply, act)
-                return
-        # Not ours (not an interview call, over the bound, or the client left): the host's
-        # router takes it as if this route had not matched, body untouched.
+        reply, replay = await judge_jsonrpc(
+            scope,
+            receive,
+            act,
+            replies=serving.replies,
+            max_body=serving.max_body,
+            versions=serving.versions,
+        )
+        if reply is not None:
+            await serving.send(scope, send, reply, act)
+            return
+        # Not ours (not an interview call, or the client left): the host's router takes
+        # it as if this route had not matched, body untouched.
         await _route_again(scope, replay, send)
 
     def __repr__(self) -> str:
@@ -409,14 +426,15 @@ def interview_routes(
     card_url: str = AGENT_CARD_WELL_KNOWN_PATH,
     cache_control: str | None = None,
     rest_paths: Sequence[str] | None = None,
-    max_body: int = rpc.MAX_REQUEST_BYTES,
+    max_body: int = MAX_JUDGED_BYTES,
 ) -> InterviewRoutes:
     """Add the interview to an ``a2a-sdk`` app's routes (see the module docstring).
 
     ``jsonrpc_routes`` and ``rest_routes`` are the lists ``create_jsonrpc_routes`` and
     ``create_rest_routes`` returned, kept as they are; the interview answers at the path
     of every ``Route`` of the first that accepts POST, in every spelling, and
-    ``max_body`` (64 KiB) bounds what it reads of an activated body. Use the routes at
+    ``max_body`` (10 MiB) bounds what it reads of an activated body (past it, such a
+    request is refused: PROFILE §3.9). Use the routes at
     the application's top level (not inside a ``Mount``): a request the interview's
     route reads and finds not its own is routed again by the application's router.
     ``proposals`` maps each proposal url the card's terms entries commit to onto its
