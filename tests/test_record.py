@@ -321,13 +321,34 @@ def test_a_stranger_signed_record_is_evidence_until_altered() -> None:
     assert standing_reason(document) == ("claim", "signature_invalid")
 
 
-def test_a_runner_key_named_as_a_card_kid_is_a_claim() -> None:
-    # A kid is often the key's thumbprint or nkey: the record itself names the key.
+@pytest.mark.parametrize("status", ["key_unavailable", "invalid", "verified"])
+def test_a_runner_key_named_as_a_card_kid_or_listed_is_no_veto(status: str) -> None:
+    # issue 13 finding 1, PROFILE §8 (amended): a kid is any string the agent chooses,
+    # and agent.listed_keys holds keys it merely lists. Neither is a key that signed, so
+    # naming the platform's public runner key there cannot turn its evidence into a claim.
     runner = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
     for kid in (runner, nkey_thumbprint(runner)):
-        signature = CardSignature("key_unavailable", kid=kid)
-        document = make("platform", agent_keys=(), card_signature=signature)
-        assert standing_of(document.signed(RUNNER_SEED).to_json()) == "claim"
+        signature = CardSignature(status, kid=kid, thumbprint=CARD_THUMBPRINT)
+        document = (
+            make(
+                "platform",
+                agent_keys=(CARD_THUMBPRINT,),
+                listed_keys=(runner, str(nkey_thumbprint(runner))),
+                card_signature=signature,
+            )
+            .signed(RUNNER_SEED)
+            .to_json()
+        )
+        VALIDATOR.validate(document)
+        assert standing_reason(document) == ("evidence", "evidence")
+
+
+def test_the_verified_card_key_named_only_as_thumbprint_is_still_a_claim() -> None:
+    # The thumbprint of the key that *verified* the card is a key that signed.
+    signature = CardSignature("verified", thumbprint=nkey_thumbprint(
+        nkeys.public_of(nkeys.private_key(RUNNER_SEED))))  # fmt: skip
+    document = make("platform", agent_keys=(), card_signature=signature)
+    assert standing_reason(document.signed(RUNNER_SEED).to_json()) == ("claim", "agent_key")
 
 
 def test_agent_key_ids_and_proposal_keys() -> None:

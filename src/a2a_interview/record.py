@@ -34,12 +34,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import nkeys
-from .cardsig import thumbprint, verify_card
+from .cardsig import CardSignatureReport, thumbprint, verify_card
 from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
 from .errors import IngressError, KeyFormatError, SignatureError, WireFormatError
 from .ijson import JSONObject, loads
 from .jcs import canonicalize
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT, RESULT_SIGNING_PREFIX
+from .terms import verify_uncommitted
 
 __all__ = [
     "DOES_NOT_ESTABLISH",
@@ -62,6 +63,7 @@ __all__ = [
     "nkey_jwk",
     "nkey_thumbprint",
     "proposal_keys",
+    "proposal_signer",
     "read_record",
     "rfc3339",
     "schema",
@@ -69,6 +71,7 @@ __all__ = [
     "signing_bytes",
     "standing_of",
     "standing_reason",
+    "verified_key_ids",
     "verify_record_signature",
 ]
 
@@ -247,8 +250,12 @@ class ResultRecord:
     outcome: Outcome
     checks: Mapping[Check, CheckStatus] = field(default_factory=dict)
     incomplete: Incomplete | None = None
-    # agent.keys (PROFILE §8): RFC 7638 thumbprints and proposal signers' nkeys, sorted.
+    # agent.keys (PROFILE §8): RFC 7638 thumbprints of keys that verified a card
+    # signature and nkeys of proposal signers whose signature verified, sorted.
     agent_keys: tuple[str, ...] = ()
+    # agent.listed_keys: keys the agent merely lists (its JWKS, an unverified kid, a
+    # proposal's unverified signer); informational, never affecting standing.
+    listed_keys: tuple[str, ...] = ()
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -280,6 +287,7 @@ class ResultRecord:
                     self.card_signature.to_json() if self.card_signature is not None else None
                 ),
                 "keys": sorted(set(self.agent_keys)),
+                "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",
@@ -337,9 +345,9 @@ def agent_key_ids(jwks: Iterable[Any], nkey_signers: Iterable[str] = ()) -> tupl
 
 
 def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str, ...]:
-    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify
-    (terms §3 step 4): a key that signed the agent's terms, or claims to, is the agent's
-    side. Never raises; an unreadable body names none."""
+    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify:
+    ``agent.listed_keys`` (PROFILE §8), informational. A key that verifiably signed it is
+    :func:`proposal_signer`'s. Never raises; an unreadable body names none."""
     if body is None:
         return ()
     try:
@@ -353,6 +361,13 @@ def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tu
         if isinstance(key, str) and nkey_thumbprint(key) is not None:
             found.append(key)
     return tuple(dict.fromkeys(found))
+
+
+def proposal_signer(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> str | None:
+    """The nkey whose signature verifies on a fetched proposal (terms §3 steps 4–5,
+    whatever digest a card commits to): an ``agent.keys`` member (PROFILE §8). ``None``
+    when none does. Never raises."""
+    return verify_uncommitted(body, max_bytes=max_bytes).signer
 
 
 def member_at(value: Any, *path: str) -> Any:
@@ -408,12 +423,13 @@ def _standing(
     keys = member_at(record, "agent", "keys")
     if not isinstance(keys, list) or not all(_key_id(k) for k in keys):
         return "claim", "agent_keys_missing"
-    # Besides agent.keys, every place the record itself names an agent key: the card
-    # key's thumbprint, a card signature's kid (kids are often thumbprints), each
-    # proposal signer. A partly edited record still shows the runner's hand.
+    # Besides agent.keys, every place the record names a key that *signed* for the
+    # agent: the thumbprint of the key that verified the card, each proposal signer.
+    # Never a key the agent merely lists (agent.listed_keys, a kid): an agent listing a
+    # platform's public runner key must not turn its evidence into a claim (PROFILE §8).
     named = set(keys) | _proposal_signers(record) | set(extra_keys)
-    for member in ("thumbprint", "kid"):
-        value = member_at(record, "agent", "card_signature", member)
+    if member_at(record, "agent", "card_signature", "status") == "verified":
+        value = member_at(record, "agent", "card_signature", "thumbprint")
         if isinstance(value, str):
             named.add(value)
     if key in named or runner in named:
@@ -431,23 +447,29 @@ def standing_reason(
 
 
 def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ()) -> tuple[str, ...]:
-    """Agent key ids a reader can add from a card in hand, offline: the thumbprints of
-    ``jwks`` (the card's keys), and the runner key's own thumbprint when that key
-    verifies one of ``card``'s signatures under any reading (then it *is* an agent key,
-    whatever the record says). Never raises on a hostile card or record."""
-    ids = set(agent_key_ids(jwks))
+    """Agent key ids a reader can add from a card in hand, offline (PROFILE §8): the
+    thumbprint of each key of ``jwks`` that verifies one of ``card``'s signatures, and the
+    runner key's own when it does (then it *is* an agent key, whatever the record says).
+    A key ``jwks`` merely holds names no agent key. Never raises on a hostile card or
+    record."""
+    if not isinstance(card, dict):
+        return ()
+    candidates = [jwk for jwk in jwks if isinstance(jwk, dict)]
     key = member_at(record, "ran_by", "key")
     try:
-        runner = nkey_jwk(key) if isinstance(key, str) else None
+        if isinstance(key, str):
+            candidates.append(nkey_jwk(key))
     except KeyFormatError:
-        runner = None
-    if (
-        runner is not None
-        and isinstance(card, dict)
-        and verify_card(card, [runner]).status == "verified"
-    ):
-        ids.add(thumbprint(runner))
-    return tuple(sorted(ids))
+        pass
+    return verified_key_ids(verify_card(card, candidates))
+
+
+def verified_key_ids(report: CardSignatureReport) -> tuple[str, ...]:
+    """The RFC 7638 thumbprints of the keys that verified one of a card's signatures, under
+    any reading (``agent.keys``, PROFILE §8), sorted."""
+    return tuple(
+        sorted({c.thumbprint for c in report.checks if c.status == "verified" and c.thumbprint})
+    )
 
 
 def standing_of(record: Mapping[str, Any]) -> Standing:
