@@ -284,7 +284,8 @@ async def test_the_latest_evidence_links_to_the_page_holding_it(
     with Ledger.open(f"sqlite:///{tmp_path / 'late.db'}") as late:
         kept = late.add(records.bodies[2])
         for day in range(55):
-            mine["finished_at"] = f"2027-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z"
+            # Later than the evidence, not later than the reader's clock (PROFILE §8).
+            mine["finished_at"] = f"2026-11-{10 + day % 15:02d}T0{day // 15}:00:01.000Z"
             late.add(json.dumps(mine).encode())
         url = ref(evidence["agent"]["card_url"])
         async with httpx.AsyncClient(

@@ -78,6 +78,15 @@ def _old_record(origin: str) -> bytes:
     return json.dumps(failed_record(origin, options).to_json()).encode()
 
 
+def _received_long_ago(store: str) -> None:
+    """Every record as if the store had received it long ago: the schedule goes by the
+    store's own receipt time, never the record's (PROFILE §8)."""
+    engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE ledger_records SET stored_at = :t"), {"t": LONG_AGO})
+    engine.dispose()
+
+
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -130,6 +139,7 @@ def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
         card_url = ledger.add(_old_record(origin)).card_url
+    _received_long_ago(store)
 
     scheduled = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
     assert scheduled.returncode == 0, scheduled.stderr
@@ -178,6 +188,7 @@ def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_mo
     origin = "http://127.0.0.1:9"  # never contacted: the job finds its record first
     with Ledger.open(store) as ledger:
         card_url = ledger.add(_old_record(origin)).card_url
+    _received_long_ago(store)
     assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
     [(job_id, status, _)] = _jobs(store)
     assert status == "todo"
@@ -211,6 +222,7 @@ def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) 
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
         ledger.add(_old_record("http://127.0.0.1:9"))
+    _received_long_ago(store)
     engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.begin() as connection:
         connection.execute(sa.text("DROP TABLE procrastinate_jobs CASCADE"))

@@ -24,11 +24,13 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, Final, Literal, get_args
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -38,23 +40,28 @@ from .cardsig import CardSignatureReport, thumbprint, verify_card
 from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
 from .errors import IngressError, KeyFormatError, SignatureError, WireFormatError
 from .ijson import JSONObject, loads
-from .jcs import canonicalize
+from .jcs import canonicalize, digest
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT, RESULT_SIGNING_PREFIX
 from .terms import verify_uncommitted
 
 __all__ = [
+    "CLOCK_SKEW",
     "DOES_NOT_ESTABLISH",
     "PARTIES",
+    "SANITY_REASONS",
     "STANDING_REASONS",
+    "STANDING_WHY",
     "CallRecord",
     "CardSignature",
     "Incomplete",
+    "Insane",
     "Party",
     "ProposalRecord",
     "RanBy",
     "RecordSignature",
     "ResultRecord",
     "Run",
+    "SanityReason",
     "Standing",
     "StandingReason",
     "agent_key_ids",
@@ -62,9 +69,12 @@ __all__ = [
     "member_at",
     "nkey_jwk",
     "nkey_thumbprint",
+    "parse_rfc3339",
     "proposal_keys",
     "proposal_signer",
     "read_record",
+    "record_identity",
+    "record_sanity",
     "rfc3339",
     "schema",
     "sign_record",
@@ -80,7 +90,21 @@ PARTIES: Final[tuple[Party, ...]] = get_args(Party)
 Standing = Literal["claim", "evidence"]
 
 # Why a record has the standing it has (standing_reason), as the report names it.
+# Why a record fails the sanity of PROFILE §8 (record_sanity): a store refuses it, a
+# display shows it as a claim with this reason.
+SanityReason = Literal[
+    "times_unreadable",  # started_at or finished_at is not an RFC 3339 time with a zone
+    "finished_before_started",  # finished_at is earlier than started_at
+    "from_the_future",  # finished_at is later than the reader's clock + 5 minutes
+    "url_scheme",  # a URL of the record is not http or https
+    "calls_elsewhere",  # a call names an interface that is not the named agent's
+]
+SANITY_REASONS: Final[tuple[SanityReason, ...]] = get_args(SanityReason)
+# PROFILE §8: the reader's clock may lag the runner's by this much.
+CLOCK_SKEW: Final = timedelta(minutes=5)
+
 StandingReason = Literal[
+    SanityReason,
     "evidence",  # an independent runner, signed, holding none of the agent's keys
     "self_run",  # ran_by.party is self (or not a party at all)
     "unsigned",  # nothing binds the record to the runner it names
@@ -88,7 +112,24 @@ StandingReason = Literal[
     "agent_key",  # the runner key is one of the agent's keys
     "agent_keys_missing",  # agent.keys absent or malformed: the runner cannot be cleared
 ]
-STANDING_REASONS: Final[tuple[StandingReason, ...]] = get_args(StandingReason)
+STANDING_REASONS: Final[tuple[StandingReason, ...]] = get_args(StandingReason)  # flattened
+
+# PROFILE §8: why a record has the standing it has, one fixed line per reason: the one
+# vocabulary of the report, `record verify`, the ledger's pages and its API.
+STANDING_WHY: Final[Mapping[StandingReason, str]] = {
+    "evidence": "an independent runner signed it with a key that is none of the agent's",
+    "self_run": "the agent ran it against itself: a claim, never evidence",
+    "unsigned": "no runner signature binds it to the party it names",
+    "signature_invalid": "the runner signature does not verify",
+    "agent_key": "the runner key is one of the agent's own keys",
+    "agent_keys_missing": "it does not record the agent's keys, so the runner cannot be "
+    "told apart from the agent",
+    "times_unreadable": "its times are not RFC 3339 times with a zone",
+    "finished_before_started": "it says it finished before it started",
+    "from_the_future": "it says it finished later than now",
+    "url_scheme": "it names a URL that is not http or https",
+    "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
+}
 
 # PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
 # (selective honesty: conduct is reputation's territory).
@@ -309,6 +350,126 @@ class ResultRecord:
 
 
 # ---------------------------------------------------------------------------------------
+# Sanity (PROFILE §8): checked by every reader before a record is shown or stored
+
+# RFC 3339 §5.6 date-time (``T`` or a space, any fraction), and the same without a
+# zone so that its absence is named. ``datetime.fromisoformat`` alone takes ISO 8601
+# spellings RFC 3339 does not (``20261129T100000Z``, ``2026-W48-7``, ``+05``).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?P<zone>[Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,
+)
+
+
+def parse_rfc3339(text: Any) -> datetime | None:
+    """``text`` as an aware UTC datetime when it is an RFC 3339 date-time with a zone;
+    ``None`` otherwise (no zone, another ISO 8601 spelling, out of range). Never raises."""
+    shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
+    if shape is None or shape["zone"] is None:
+        return None
+    try:
+        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
+        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
+def record_identity(record: Mapping[str, Any]) -> str:
+    """A run's identity (PROFILE §8): ``sha256:`` of the JCS of the record without
+    ``signatures``, so the same run with signatures repeated, added or removed is one
+    record. Raises ``CanonicalizationError`` for a record JSON cannot carry."""
+    return digest({k: v for k, v in record.items() if k != "signatures"})
+
+
+@dataclass(frozen=True, slots=True)
+class Insane:
+    """Why a record fails the sanity of PROFILE §8: a fixed ``reason`` code and fixed
+    ``detail`` words (never a value from the record)."""
+
+    reason: SanityReason
+    detail: str
+
+
+def _host(url: Any) -> str | Literal[False] | None:
+    """The lowercased host of an ``http``/``https`` URL; ``None`` for a URL without
+    one; ``False`` for anything that is not an http(s) URL."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme.lower() not in ("http", "https"):
+        return False
+    return host.rstrip(".") if host else None
+
+
+def _site(host: str) -> str:
+    return host[4:] if host.startswith("www.") else host
+
+
+def _same_agent(call: str, agent: str) -> bool:
+    """Whether an interface host can belong to the agent whose card is on ``agent``:
+    the same host, or one a subdomain of the other (``www.`` set aside), per
+    ``docs/decisions.md`` ("Ledger store", sanity)."""
+    a, b = _site(call), _site(agent)
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
+    """The sanity of PROFILE §8, as a reader whose clock reads ``now`` (aware) sees it;
+    ``None`` when the record passes. In order:
+
+    - ``started_at`` and ``finished_at`` are RFC 3339 with a zone, ``started_at`` ≤
+      ``finished_at`` ≤ ``now`` + :data:`CLOCK_SKEW`;
+    - every URL the record names (``agent.url``, ``agent.card_url``, each call's
+      ``interface``, each proposal's ``url``) is ``http`` or ``https``;
+    - every call was made to the agent the record names: each call's interface host is
+      the card URL's host (``agent.url``'s without a card URL) or a subdomain of it, or
+      the other way round.
+
+    One run is one record (its identity, :func:`record_identity`) is the store's to keep.
+    Never raises on a hostile record; raises ``ValueError`` for a naive ``now``.
+    """
+    if now.tzinfo is None:
+        raise ValueError("a naive datetime has no zone")
+    started = parse_rfc3339(record.get("started_at"))
+    finished = parse_rfc3339(record.get("finished_at"))
+    if started is None or finished is None:
+        return Insane("times_unreadable", "started_at or finished_at is not an RFC 3339 time")
+    if finished < started:
+        return Insane("finished_before_started", "finished_at is earlier than started_at")
+    if finished > now + CLOCK_SKEW:
+        return Insane("from_the_future", "finished_at is later than the reader's clock")
+    agent_url = member_at(record, "agent", "url")
+    card_url = member_at(record, "agent", "card_url")
+    agent_host = _host(agent_url)
+    card_host = _host(card_url) if card_url is not None else None
+    if agent_host is False or card_host is False:
+        return Insane("url_scheme", "the agent's URL is not an http or https URL")
+    calls: list[Any] = []
+    proposals: list[Any] = []
+    runs = record.get("runs")
+    for run in runs if isinstance(runs, list) else ():
+        for name, into in (("calls", calls), ("proposals", proposals)):
+            items = member_at(run, name)
+            into.extend(items if isinstance(items, list) else ())
+    for proposal in proposals:
+        url = member_at(proposal, "url")
+        if url is not None and _host(url) is False:
+            return Insane("url_scheme", "a proposal URL is not an http or https URL")
+    home = card_host or agent_host
+    for call in calls:
+        host = _host(member_at(call, "interface"))
+        if host is False:
+            return Insane("url_scheme", "a call's interface is not an http or https URL")
+        if host is None or home is None or not _same_agent(host, home):
+            return Insane("calls_elsewhere", "a call was made to another agent's interface")
+    return None
+
+
+# ---------------------------------------------------------------------------------------
 # Standing
 
 
@@ -438,11 +599,16 @@ def _standing(
 
 
 def standing_reason(
-    record: Mapping[str, Any], extra_keys: Iterable[str] = ()
+    record: Mapping[str, Any], extra_keys: Iterable[str] = (), now: datetime | None = None
 ) -> tuple[Standing, StandingReason]:
     """:func:`standing_of` with the reason it came to that (one of
     :data:`STANDING_REASONS`). ``extra_keys``: more agent key ids (thumbprints, nkeys)
-    known to the reader, from documents in hand (:func:`card_key_ids`). Never raises."""
+    known to the reader, from documents in hand (:func:`card_key_ids`). A record failing
+    :func:`record_sanity` (``now``: the reader's clock, read when not given) is a claim
+    with the sanity reason (PROFILE §8). Never raises."""
+    insane = record_sanity(record, now if now is not None else datetime.now(UTC))
+    if insane is not None:
+        return "claim", insane.reason
     return _standing(record, verify_record_signature(record).status, extra_keys)
 
 
@@ -472,7 +638,7 @@ def verified_key_ids(report: CardSignatureReport) -> tuple[str, ...]:
     )
 
 
-def standing_of(record: Mapping[str, Any]) -> Standing:
+def standing_of(record: Mapping[str, Any], now: datetime | None = None) -> Standing:
     """Recompute a record's standing from what can be checked in it (PROFILE §8).
 
     Returns ``evidence`` only when all hold: ``ran_by.party`` is ``platform`` or
@@ -482,12 +648,13 @@ def standing_of(record: Mapping[str, Any]) -> Standing:
     (as nkey or as RFC 7638 thumbprint), not a proposal signer, not the card key's
     thumbprint or a card signature's ``kid``. Returns ``claim`` otherwise: self-run,
     unsigned, a signature that does not verify, signed with an agent key, or
-    ``agent.keys`` missing; and for anything too malformed to tell.
+    ``agent.keys`` missing; a record failing :func:`record_sanity` as a reader with
+    clock ``now`` (read when not given) sees it; and for anything too malformed to tell.
 
     The stored ``standing`` is ignored: a display calls this, never reads that. Never
     raises.
     """
-    return standing_reason(record)[0]
+    return standing_reason(record, now=now)[0]
 
 
 # ---------------------------------------------------------------------------------------

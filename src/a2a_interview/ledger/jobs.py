@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
     ) from exc
 
-from .errors import JobsNeedPostgreSQL, StoreUnavailable
+from .errors import JobsNeedPostgreSQL, RecordRefused, StoreUnavailable
 from .store import Ledger, StoredRecord
 
 __all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key",
@@ -88,7 +88,13 @@ def _app(ledger: Ledger) -> procrastinate.App:
                 settings.on_record(done, False)
             return f"record {done.id} (already written)"
         body = await settings.verifier(url)
-        stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
+        try:
+            stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
+        except RecordRefused as exc:
+            # The store's sanity (PROFILE §8) refused what the verifier wrote (its calls
+            # went to another site than the card's, say): one line, no retry, no trace.
+            _log.warning("job %s: the record was refused (%s): %s", context.job.id, exc.code, exc)
+            return f"refused ({exc.code})"
         if settings.on_record is not None:
             settings.on_record(stored, new)
         return f"record {stored.id}"
@@ -106,10 +112,10 @@ class ScheduleResult:
 
 
 async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> ScheduleResult:
-    """Enqueue a verification job for each agent whose latest record finished before
-    ``now - older_than`` (``Ledger.due``). An agent with a job still waiting is not
-    enqueued twice (procrastinate's ``queueing_lock``, one per card URL); jobs for one
-    agent never run at once (``lock``).
+    """Enqueue a verification job for each agent whose last record was received before
+    ``now - older_than`` (``Ledger.due``: the store's receipt time, PROFILE §8). An
+    agent with a job still waiting is not enqueued twice (procrastinate's
+    ``queueing_lock``, one per card URL); jobs for one agent never run at once (``lock``).
 
     Raises ``JobsNeedPostgreSQL`` for a SQLite store, ``StoreUnavailable``."""
     app = _app(ledger)

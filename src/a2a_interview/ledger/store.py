@@ -8,8 +8,11 @@ What a record row keeps, and why:
 
 - ``body``: the bytes as given (surrounding whitespace trimmed), never re-serialized, so
   a signature over them verifies again anywhere (PROFILE §8);
-- ``digest``: ``sha256:`` of the record's JCS form, unique: the same record added twice,
-  whatever its spelling, is one row;
+- ``digest``: the run's identity (PROFILE §8, ``record.record_identity``): ``sha256:``
+  of the record's JCS form without ``signatures``, unique: the same run added twice,
+  whatever its spelling and however many signatures it carries, is one row (a signed
+  copy replaces an unsigned one: stripping the runner's signature and storing first
+  must not veto the evidence);
 - ``job_key``: unique when set: a worker's job writes at most one record, even when the
   job runs again after its worker was killed;
 - ``card_url`` (the agent's key), ``outcome``, ``party``, runner, times: indexed
@@ -43,10 +46,24 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ..checks import Outcome
 from ..errors import IngressError
 from ..ijson import JSONObject, loads
-from ..jcs import digest
-from ..record import PARTIES, Standing, standing_of, verify_record_signature
+from ..record import (
+    PARTIES,
+    Standing,
+    parse_rfc3339,
+    record_identity,
+    record_sanity,
+    standing_of,
+    verify_record_signature,
+)
 from ..spec import CARD_PATH, RESULT_FORMAT
-from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
+from .errors import (
+    BadSignature,
+    NotARecord,
+    NotSane,
+    RecordRefused,
+    StoreTooNew,
+    StoreUnavailable,
+)
 
 __all__ = [
     "DEFAULT_STORE",
@@ -168,16 +185,13 @@ _RFC3339: Final = re.compile(
 
 
 def _utc(text: Any, member: str) -> datetime:
+    moment = parse_rfc3339(text)  # the one reader of a record's times (record.py)
+    if moment is not None:
+        return moment
     shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
-    if shape is None:
-        raise NotARecord(f"{member} is not an RFC 3339 time")
-    if shape["zone"] is None:
+    if shape is not None and shape["zone"] is None:
         raise NotARecord(f"{member} has no time zone")
-    try:
-        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
-        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise NotARecord(f"{member} is not an RFC 3339 time") from None
+    raise NotARecord(f"{member} is not an RFC 3339 time")
 
 
 def _too_long(value: str, limit: int) -> bool:
@@ -229,8 +243,9 @@ def agent_key(agent_url: str, card_url: str | None) -> str:
         return agent_url
 
 
-def _columns(body: bytes) -> dict[str, Any]:
-    """The row for ``body``, or the refusal (PROFILE §8 members; strict I-JSON)."""
+def _columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
+    """The row for ``body``, or the refusal (PROFILE §8 members and sanity, as a reader
+    whose clock reads ``now``, read when not given; strict I-JSON)."""
     try:
         document = loads(body)  # the 1 MiB bound of PROFILE §1.4
     except IngressError as exc:
@@ -264,8 +279,11 @@ def _columns(body: bytes) -> dict[str, Any]:
         if signature.keys:
             raise BadSignature("no runner signature by ran_by.key (PROFILE §8)")
         raise BadSignature("the runner signature does not verify (PROFILE §8)")
+    insane = record_sanity(document, now or datetime.now(UTC))
+    if insane is not None:
+        raise NotSane(f"{insane.detail} (PROFILE §8)", insane.reason)
     try:
-        record_digest = digest(document)
+        record_digest = record_identity(document)
     except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
         raise NotARecord("the record has no canonical form") from None
     return {
@@ -277,7 +295,7 @@ def _columns(body: bytes) -> dict[str, Any]:
         "runner_name": name,
         "runner_key": key,
         "signature": signature.status,
-        "standing": standing_of(document),
+        "standing": standing_of(document, now),
         "started_at": started,
         "finished_at": finished,
         "body": body,
@@ -567,8 +585,19 @@ class Ledger:
         for column, value in ((records.c.job_key, job_key), (records.c.digest, row["digest"])):
             if value is not None:
                 found = connection.execute(sa.select(records).where(column == value)).first()
-                if found is not None:
-                    return self._stored(found), False
+                if found is None:
+                    continue
+                if column is records.c.digest and found.signature == "unsigned" != row["signature"]:
+                    # The same run, now with the runner's signature (PROFILE §8: one run,
+                    # one record): the signed bytes replace the stripped copy.
+                    kept = {k: row[k] for k in ("body", "signature", "standing", "runner_key")}
+                    connection.execute(
+                        records.update().where(records.c.id == found.id).values(**kept)
+                    )
+                    found = connection.execute(
+                        sa.select(records).where(records.c.id == found.id)
+                    ).one()
+                return self._stored(found), False
         raise StoreUnavailable("the store refused a record for a reason it did not say")
 
     def refresh_standing(self) -> int:
@@ -665,16 +694,17 @@ class Ledger:
             return [self._stored(row) for row in connection.execute(query)]
 
     def due(self, older_than: timedelta, now: datetime) -> list[str]:
-        """Card URLs of the agents whose latest record finished before
+        """Card URLs of the agents whose last record *received* (the store's own
+        ``stored_at``, never a time the record claims: PROFILE §8) is older than
         ``now - older_than``, ordered by card URL. ``now`` must be aware."""
         if now.tzinfo is None:
             raise ValueError("a naive datetime has no zone")
         cutoff = now.astimezone(UTC) - older_than
-        ranked = self._latest()
         query = (
-            sa.select(ranked.c.card_url)
-            .where(ranked.c.rank == 1, ranked.c.finished_at < cutoff)
-            .order_by(ranked.c.card_url)
+            sa.select(records.c.card_url)
+            .group_by(records.c.card_url)
+            .having(sa.func.max(records.c.stored_at) < cutoff)
+            .order_by(records.c.card_url)
         )
         with self._read() as connection:
             return [row.card_url for row in connection.execute(query)]
