@@ -86,7 +86,7 @@ def test_import_refuses_each_insane_record_with_its_reason(
     refused = json.loads(out)["refused"]
     assert [r["code"] for r in refused] == ["not_sane"] * len(INSANE)
     assert "Traceback" not in err
-    for (label, document, reason), line in zip(INSANE, lines[1:], strict=True):
+    for (label, _, reason), line in zip(INSANE, lines[1:], strict=True):
         single = tmp_path / "one.json"
         single.write_bytes(line)
         code, out, _ = run(capsys, "record", "verify", str(single))
