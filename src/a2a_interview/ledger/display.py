@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Final, Literal
 
-from ..record import DOES_NOT_ESTABLISH, member_at, standing_of, verify_record_signature
+from ..record import (
+    DOES_NOT_ESTABLISH,
+    STANDING_WHY,
+    member_at,
+    standing_reason,
+    verify_record_signature,
+)
+from .runners import EVIDENCE_WORDS, NO_RUNNERS, Runners, RunnerView, runner_view
 
 __all__ = [
     "BOUNDARIES",
@@ -178,18 +185,11 @@ def visible(text: object, limit: int = MAX_TEXT) -> str:
 
 
 def standing(document: Mapping[str, Any], signature: str | None = None) -> Standing:
-    """``evidence`` or ``claim``, recomputed (PROFILE §8): evidence only when the
-    record's contents make it so (:func:`standing_of`: a platform or third-party runner
-    holding none of the agent's keys) and a runner signature verifies. The stored
-    ``standing`` member is never read. ``signature``: the status
-    :func:`verify_record_signature` gave, when the caller has it already."""
-    if standing_of(document) != "evidence":
-        return "claim"
-    if signature is None:
-        signature = verify_record_signature(document).status
-    if signature != "valid":
-        return "claim"  # unsigned: anyone could have written it
-    return "evidence"
+    """``evidence`` or ``claim``, recomputed (PROFILE §8, :func:`standing_reason`: a
+    platform or third-party runner holding none of the agent's keys, whose signature
+    verifies, on a record that passes the sanity checks). The stored ``standing`` member
+    is never read. ``signature`` is accepted for callers that have it; unused."""
+    return standing_reason(document)[0]
 
 
 def outcome_view(outcome: object) -> tuple[str, str, Tone]:
@@ -215,6 +215,10 @@ class Row:
     runner_key: str | None
     record_signature: str
     standing: Standing
+    standing_reason: str  # a code of record.STANDING_REASONS
+    standing_why: str  # its words (record.STANDING_WHY): why it is a claim, or evidence
+    standing_words: str  # "claim", "evidence" or "evidence by an unlisted runner"
+    runner: RunnerView
     card_signature: str
     card_reading: str | None
     started_at: str
@@ -226,8 +230,11 @@ class Row:
             "card_url": self.card_url,
             "outcome": self.outcome,
             "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
+            "runner": self.runner.to_json(),
             "record_signature": self.record_signature,
             "standing": self.standing,
+            "standing_reason": self.standing_reason,
+            "standing_words": self.standing_words,
             "card_signature": {"status": self.card_signature, "reading": self.card_reading},
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -243,9 +250,11 @@ def row(
     card_url: str,
     document: Mapping[str, Any],
     times: tuple[str, str] | None = None,
+    runners: Runners = NO_RUNNERS,
 ) -> Row:
     """The display line of one stored record (its parsed ``document``); ``times``
-    (started, finished) as the store read them, else the record's own strings."""
+    (started, finished) as the store read them, else the record's own strings; the
+    runner named through the operator's ``runners`` list (PROFILE §8)."""
     outcome = _text(document.get("outcome"))
     label, meaning, tone = outcome_view(outcome)
     party = _text(member_at(document, "ran_by", "party"))
@@ -253,6 +262,14 @@ def row(
     card_status = member_at(document, "agent", "card_signature", "status")
     signature = verify_record_signature(document).status
     reading = member_at(document, "agent", "card_signature", "reading")
+    name = _text(member_at(document, "ran_by", "name"))
+    runner = runner_view(key if isinstance(key, str) else None, name, runners)
+    standing_now, reason = standing_reason(document)
+    words = (
+        EVIDENCE_WORDS["listed" if runner.listed else "unlisted"]
+        if standing_now == "evidence"
+        else "claim"
+    )
     return Row(
         id=str(record_id),
         card_url=card_url,
@@ -262,10 +279,14 @@ def row(
         tone=tone,
         party=party,
         party_label=PARTIES.get(party, "unrecognised party"),
-        runner_name=_text(member_at(document, "ran_by", "name")),
+        runner_name=name,
         runner_key=key if isinstance(key, str) else None,
         record_signature=signature,
-        standing=standing(document, signature),
+        standing=standing_now,
+        standing_reason=reason,
+        standing_why=STANDING_WHY[reason],
+        standing_words=words,
+        runner=runner,
         card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),
@@ -354,7 +375,11 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
 
 
 def incomplete(document: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(reason code, detail) of a run that could not complete, as the record says."""
+    """(reason code, detail) of a run that could not complete, as the record says; only
+    for an ``unreachable`` outcome (issue 13 finding 6: no "why" text of an incomplete
+    run beside a result that completed)."""
+    if document.get("outcome") != "unreachable":
+        return None
     found = document.get("incomplete")
     if not isinstance(found, dict):
         return None
@@ -399,8 +424,8 @@ def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None
     for i, point in enumerate(shown):
         x = pad + i * step
         tip = (
-            f"{visible(point.started_at, 40)}: {point.outcome_label}, run by "
-            f"{point.party_label} {visible(point.runner_name, 80)}, {point.standing}"
+            f"{visible(point.finished_at, 40)}: {point.outcome_label}, run by "
+            f"{point.party_label} {visible(point.runner.label, 120)}, {point.standing_words}"
         )
         fill = "filled" if point.standing == "evidence" else "hollow"
         parts.append(

@@ -69,6 +69,7 @@ __all__ = [
     "DEFAULT_STORE",
     "AgentSummary",
     "Ledger",
+    "RunnerSeen",
     "StoredRecord",
     "agent_key",
     "parse_store_url",
@@ -160,6 +161,17 @@ class StoredRecord:
     def standing(self) -> Standing:
         """``claim`` or ``evidence``, recomputed now (PROFILE §8)."""
         return standing_of(self.document)
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSeen:
+    """A runner key the store holds results by: when the store first and last received
+    one (its own receipt time, never a time a record claims) and how many it holds."""
+
+    key: str
+    first_seen: datetime
+    last_seen: datetime
+    results: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -720,6 +732,31 @@ class Ledger:
                 return
             yield from page
             last = page[-1].id
+
+    def runners(self) -> list[RunnerSeen]:
+        """Every runner key the store holds a result by (PROFILE §8: a runner is its
+        key), ordered by key."""
+        query = (
+            sa.select(
+                records.c.runner_key,
+                sa.func.min(records.c.stored_at).label("first"),
+                sa.func.max(records.c.stored_at).label("last"),
+                sa.func.count().label("n"),
+            )
+            .where(records.c.runner_key.is_not(None))
+            .group_by(records.c.runner_key)
+            .order_by(records.c.runner_key)
+        )
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+
+        def aware(moment: Any) -> datetime:
+            if isinstance(moment, str):  # SQLite's min/max give the stored text
+                moment = datetime.fromisoformat(moment)
+            assert isinstance(moment, datetime)
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+        return [RunnerSeen(r.runner_key, aware(r.first), aware(r.last), int(r.n)) for r in rows]
 
     def count(self) -> int:
         """How many records the store holds."""

@@ -11,7 +11,10 @@ Routes (the API's are described by ``/api/openapi.json``, shipped as
     GET /                       agents with their latest result, by card URL (?page=N)
     GET /agents/{card url}      one agent: latest result, boundaries, timeline,
                                 conflicts, checks, every result (?page=N)
+    GET /runners                every runner key seen: its name on the operator's list or
+                                its fingerprint, first and last seen, how many results
     GET /api/agents             the same list as JSON (?page=N&per_page=M)
+    GET /api/runners            the runners as JSON
     GET /api/agents/{card url}  one agent as JSON (?page=N&per_page=M)
     GET /api/records/{id}       a record's bytes exactly as stored
     GET /api/openapi.json       the OpenAPI 3.1 document
@@ -29,13 +32,14 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib import resources
 from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
-from ..record import DOES_NOT_ESTABLISH, standing_of
+from ..record import DOES_NOT_ESTABLISH, rfc3339, standing_of
 from . import display
+from .runners import NO_RUNNERS, Runners, fingerprint
 
 try:
     import jinja2
@@ -194,9 +198,9 @@ def _record_id(text: str) -> int:
 
 
 def _when(moment: Any) -> str:
-    if isinstance(moment, datetime):
-        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return ""
+    # RFC 3339 UTC, as the records write times, in the page's text and the API's data
+    # alike: one spelling of one instant everywhere (issue 13 finding 7).
+    return rfc3339(moment) if isinstance(moment, datetime) and moment.tzinfo else ""
 
 
 class _Rows:
@@ -205,8 +209,9 @@ class _Rows:
     from what the display can check in the record, with no clock and no network), so
     the same bytes need not have their runner signature checked on every request."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, runners: Runners = NO_RUNNERS) -> None:
         self.size = size
+        self.runners = runners
         self._rows: OrderedDict[tuple[Any, Any], display.Row] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -219,7 +224,7 @@ class _Rows:
                 return found
         document = record.document if isinstance(record.document, dict) else {}
         times = (_when(record.started_at), _when(record.finished_at))
-        made = display.row(record.id, record.card_url, document, times)
+        made = display.row(record.id, record.card_url, document, times, self.runners)
         with self._lock:
             self._rows[key] = made
             while len(self._rows) > self.size:
@@ -281,10 +286,11 @@ class _AgentView:
 
 
 class _Pages:
-    def __init__(self, ledger: _Ledger) -> None:
+    def __init__(self, ledger: _Ledger, runners: Runners = NO_RUNNERS) -> None:
         self.ledger = ledger
         self.env = _environment()
-        self.rows = _Rows(ROW_CACHE)
+        self.runners = runners
+        self.rows = _Rows(ROW_CACHE, runners)
 
     # -- shared ----------------------------------------------------------------------
 
@@ -344,6 +350,30 @@ class _Pages:
             page=page,
             pages=view.pages,
         )
+
+    def _runners(self) -> list[dict[str, Any]]:
+        seen = getattr(self.ledger, "runners", None)
+        out = []
+        for runner in seen() if callable(seen) else ():
+            name = self.runners.name_of(runner.key)
+            out.append({
+                "key": runner.key,
+                "fingerprint": fingerprint(runner.key),
+                "listed": name is not None,
+                "listed_name": name,
+                "first_seen": _when(runner.first_seen),
+                "last_seen": _when(runner.last_seen),
+                "results": runner.results,
+            })  # fmt: skip
+        return out
+
+    def runners_page(self, request: Request) -> Response:
+        _query(request, ())
+        return self._render(request, "runners.html", runners=self._runners())
+
+    def api_runners(self, request: Request) -> Response:
+        _query(request, ())
+        return _json({"runners": self._runners()})
 
     def stylesheet(self, request: Request) -> Response:
         return Response(
@@ -431,12 +461,15 @@ class _Headers:
         await self.app(scope, receive, with_headers)
 
 
-def app(ledger: _Ledger) -> ASGIApp:
+def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     """The page and API over ``ledger`` (anything with ``agents()``, ``history(url)``
-    and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`)."""
-    pages = _Pages(ledger)
+    and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`); runners named through
+    the operator's ``runners`` list (PROFILE §8)."""
+    pages = _Pages(ledger, runners)
     routes = [
         Route("/", pages.index),
+        Route("/runners", pages.runners_page),
+        Route("/api/runners", pages.api_runners),
         Route("/agents/{ref:path}", pages.agent),
         Route("/static/ledger.css", pages.stylesheet),
         Route("/api/agents", pages.api_agents),
@@ -481,6 +514,7 @@ def serve(
     port: int = 0,
     *,
     on_ready: Callable[[str], None] | None = None,
+    runners: Runners = NO_RUNNERS,
 ) -> None:
     """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
     is called with the origin once listening. Raises ``OSError`` (cannot listen) and
@@ -493,7 +527,9 @@ def serve(
 
     sock = bind(host, port)
     try:
-        config = uvicorn.Config(app(ledger), log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            app(ledger, runners), log_level="warning", access_log=False, lifespan="off"
+        )
         server = uvicorn.Server(config)
 
         async def main() -> None:
