@@ -281,6 +281,28 @@ def test_the_store_defaults_to_the_environment(
     assert json.loads(out) == {"migrated": True, "dialect": "sqlite", "records": 1}
 
 
+@pytest.mark.parametrize("command", [["list"], ["show", "https://a.example"], ["export"]])
+def test_reading_with_no_store_configured_is_a_usage_error_naming_the_default(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    # issue 13 finding 8: `ledger list` with no --store silently created
+    # ./a2a-interview-ledger.db. Reading commands now say what to give instead.
+    monkeypatch.delenv("A2A_INTERVIEW_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "ledger", *command)
+    assert code == 2 and out == ""
+    assert "no store: give --store URL or set $A2A_INTERVIEW_STORE" in err
+    assert "./a2a-interview-ledger.db, does not exist here" in err
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    # Once the default exists (an import made it), it is used.
+    (tmp_path / "r.json").write_bytes(signed(record()))
+    assert run(capsys, "ledger", "import", "r.json")[0] == 0
+    assert run(capsys, "ledger", *command)[0] in (0, 1)
+
+
 # --- verify --store -------------------------------------------------------------------
 
 

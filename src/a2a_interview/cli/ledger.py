@@ -115,11 +115,19 @@ def add_store_option(parser: argparse.ArgumentParser | Any, *, default: bool = T
     parser.add_argument("--store", metavar="URL", default=None, help=help_text)
 
 
-def open_store(url: str | None) -> Ledger:
+def open_store(url: str | None, *, reading: bool = False) -> Ledger:
     """The ledger at ``url`` (or the default), migrated. Raises ``LedgerError`` (exit 2
-    through ``main``) and ``ImportError`` naming the extra."""
-    from ..ledger import Ledger
+    through ``main``) and ``ImportError`` naming the extra. ``reading`` (``list``,
+    ``show``, ``export``): with no store given and none configured, a usage error naming
+    the default rather than a new empty file (issue 13 finding 8)."""
+    from ..ledger import DEFAULT_STORE, Ledger
 
+    configured = url is not None or os.environ.get(STORE_ENV)
+    if reading and not configured and not Path(DEFAULT_STORE).exists():
+        raise UsageError(
+            f"no store: give --store URL or set ${STORE_ENV} (the default, "
+            f"./{DEFAULT_STORE}, does not exist here)"
+        )
     return Ledger.open(url if url is not None else default_store())
 
 
@@ -348,7 +356,7 @@ def _list(args: argparse.Namespace) -> int:
     from ..report import show
 
     runners = load_runners(args.runners)
-    with open_store(args.store) as ledger:
+    with open_store(args.store, reading=True) as ledger:
         agents = ledger.agents()
     if args.json:
         _print_json([
@@ -379,7 +387,7 @@ def _show(args: argparse.Namespace) -> int:
     from ..report import render_report, show
 
     runners = load_runners(args.runners)
-    with open_store(args.store) as ledger:
+    with open_store(args.store, reading=True) as ledger:
         history = ledger.history(args.agent)
         if not history:
             history = ledger.history(agent_key(args.agent, None))
@@ -414,7 +422,7 @@ def _export(args: argparse.Namespace) -> int:
             count += 1
         return count
 
-    with open_store(args.store) as ledger:
+    with open_store(args.store, reading=True) as ledger:
         if not args.out:
             count = write(sys.stdout.buffer, ledger)
             sys.stdout.buffer.flush()
