@@ -700,3 +700,51 @@ def test_a_missing_postgresql_skips_here_and_fails_under_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match=r"a missing part is a failure"):
         pg.missing("PostgreSQL binaries not found")
+
+
+# --- the summary kept at write time (issue 13 finding 5) ---------------------------------
+
+
+def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
+    # What the index shows per agent is kept in the store as records are written, so
+    # a page reads O(page) rows; it always agrees with the records themselves.
+    document = sign_record(record("https://b.example"), RUNNER_SEED)
+    stripped = {k: v for k, v in document.items() if k != "signatures"}
+    with Ledger.open(store_url) as ledger:
+        ledger.put_many([
+            signed(record("https://a.example", finished="2026-11-01T00:00:00Z")),
+            compact(record("https://a.example", party="self", finished="2026-11-02T00:00:00Z")),
+            signed(record("https://a.example", finished="2026-10-01T00:00:00Z")),
+            compact(stripped),
+            signed(record("https://c_%.example")),
+        ])  # fmt: skip
+        a = "https://a.example/.well-known/agent-card.json"
+        b = "https://b.example/.well-known/agent-card.json"
+        totals = ledger.totals()
+        assert (totals.agents, totals.results, totals.evidence, totals.claims) == (3, 5, 3, 2)
+        page, total = ledger.agents_page(0, 2)
+        assert total == 3 and [s.card_url for s in page] == [a, b]
+        assert (page[0].count, page[0].evidence) == (3, 2)
+        assert page[0].latest.finished_at == datetime(2026, 11, 2, tzinfo=UTC)
+        assert (page[1].count, page[1].evidence) == (1, 0)
+        # The signed bytes replace the stripped copy: the summary follows.
+        ledger.put(compact(document))
+        assert ledger.summary(b).evidence == 1  # type: ignore[union-attr]
+        assert ledger.totals().evidence == 4
+        # Search is on the card URL, its % and _ taken literally.
+        assert [s.card_url for s in ledger.agents_page(0, 10, "_%")[0]] == [
+            "https://c_%.example/.well-known/agent-card.json"
+        ]
+        assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1
+        assert ledger.agents_page(0, 10, "%")[1] == 1
+        # History a page at a time, newest first; evidence candidates; places.
+        newest = ledger.history_page(a, 0, 2)
+        assert [r.finished_at.day for r in newest] == [2, 1]
+        assert [r.finished_at.month for r in ledger.history_page(a, 2, 2)] == [10]
+        [evidence, older] = ledger.latest_evidence(a)
+        assert ledger.newer_than(evidence) == 1 and ledger.newer_than(older) == 2
+        assert ledger.summary("https://nobody.example/") is None
+        # A full recount (ledger migrate) agrees with what was kept.
+        kept = ledger.agents()
+        ledger.migrate()
+        assert ledger.agents() == kept

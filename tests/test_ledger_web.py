@@ -478,7 +478,8 @@ class _Down:
 
         raise StoreUnavailable("the store cannot be opened or reached")
 
-    agents = history = get = _fail
+    agents_page = totals = summary = history_page = latest_evidence = newer_than = get = _fail
+    runners = _fail
 
 
 async def test_a_store_that_cannot_be_read_is_a_fixed_503(client: httpx.AsyncClient) -> None:
@@ -803,3 +804,23 @@ def test_a_bad_runners_file_is_one_usage_line(
         code = main(["ledger", *command, "--store", str(tmp_path / "l.db"), "--runners", str(path)])
         err = capsys.readouterr().err
         assert code == 2 and says in err and "[bad_runners]" in err and "Traceback" not in err
+
+
+async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Records) -> None:
+    # issue 13 finding 6: search by card URL; totals that never count an outcome
+    # (interview §9: absence is never read as negative, so nothing is filtered by it).
+    port = records.urls["evidence"].split(":")[2].split("/")[0]
+    listed = (await client.get(f"/api/agents?q={port}")).json()
+    assert listed["matching"] == 1
+    assert [a["card_url"] for a in listed["agents"]] == [records.urls["evidence"]]
+    totals = listed["totals"]
+    assert totals["results"] == totals["evidence"] + totals["claims"] == len(records.bodies)
+    assert set(totals) == {"agents", "results", "evidence", "claims"}
+    page = Tags((await client.get(f"/?q={port}")).text).all_text()
+    assert f"Agents whose card URL contains “{port}”: 1." in page
+    assert f"{totals['agents']} agents · {totals['results']} results" in re.sub(r"\s+", " ", page)
+    assert "EVIDENCE" in page
+    nothing = Tags((await client.get("/?q=no-such-agent")).text).all_text()
+    assert "No agent's card URL contains that." in nothing
+    for bad in ("q=" + "x" * 201, "q=a&q=b", "q=%00"):
+        assert (await client.get(f"/api/agents?{bad}")).status_code == 400

@@ -71,6 +71,7 @@ __all__ = [
     "Ledger",
     "RunnerSeen",
     "StoredRecord",
+    "Totals",
     "agent_key",
     "parse_store_url",
 ]
@@ -110,6 +111,19 @@ records: Final = sa.Table(
     sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("job_key", sa.String(200), nullable=True, unique=True),
     sa.Column("body", sa.LargeBinary(), nullable=False),
+)
+
+
+# One row per agent, kept at write time in the same transaction as its records
+# (migration 0005): the index reads a page of these, never every record.
+agents_table: Final = sa.Table(
+    "ledger_agents",
+    _metadata,
+    sa.Column("card_url", sa.Text(), primary_key=True),
+    sa.Column("latest_id", sa.BigInteger(), nullable=True),
+    sa.Column("results", sa.BigInteger(), nullable=False),
+    sa.Column("evidence", sa.BigInteger(), nullable=False),
+    sa.Column("last_received", sa.DateTime(timezone=True), nullable=True),
 )
 
 
@@ -176,11 +190,27 @@ class RunnerSeen:
 
 @dataclass(frozen=True, slots=True)
 class AgentSummary:
-    """An agent (keyed by its card URL): its latest record and how many it has."""
+    """An agent (keyed by its card URL): its latest record, how many results it has and
+    how many of them were evidence when stored (the ``standing`` column)."""
 
     card_url: str
     latest: StoredRecord
     count: int
+    evidence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Neutral totals (never an outcome: interview §9): agents, results, and how many
+    results are evidence and how many claims."""
+
+    agents: int
+    results: int
+    evidence: int
+
+    @property
+    def claims(self) -> int:
+        return self.results - self.evidence
 
 
 # ---------------------------------------------------------------------------------------
@@ -432,6 +462,73 @@ def _refresh_standing(connection: Connection) -> int:
             changed += len(updates)
 
 
+def _lock_agents(connection: Connection, dialect: Dialect, card_urls: Iterable[str]) -> None:
+    """Create (or lock, on PostgreSQL: the upsert takes the row lock) each agent's
+    summary row, in card URL order so concurrent writers never deadlock; a writer then
+    recounts an agent only after any other writer to it has committed."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    for card_url in sorted(set(card_urls)):
+        statement = insert(agents_table).values(card_url=card_url, results=0, evidence=0)
+        connection.execute(
+            statement.on_conflict_do_update(
+                index_elements=[agents_table.c.card_url],
+                set_={"card_url": statement.excluded.card_url},
+            )
+        )
+
+
+def _refresh_agents(connection: Connection, card_urls: Iterable[str]) -> None:
+    """Recount each agent's summary row from its records (index range scans)."""
+    for card_url in sorted(set(card_urls)):
+        mine = records.c.card_url == card_url
+        latest = (
+            sa.select(records.c.id)
+            .where(mine)
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        counts = connection.execute(
+            sa.select(
+                sa.func.count(),
+                sa.func.count().filter(records.c.standing == "evidence"),
+                sa.func.max(records.c.stored_at),
+            ).where(mine)
+        ).one()
+        connection.execute(
+            agents_table.update()
+            .where(agents_table.c.card_url == card_url)
+            .values(
+                latest_id=latest, results=counts[0], evidence=counts[1], last_received=counts[2]
+            )
+        )
+
+
+def _rebuild_agents(connection: Connection) -> None:
+    """Every agent's summary row recounted (after the standing column was refreshed)."""
+    connection.execute(agents_table.delete())
+    last = ""
+    while True:  # in pages of agents
+        urls = (
+            connection.execute(
+                sa.select(records.c.card_url)
+                .where(records.c.card_url > last)
+                .group_by(records.c.card_url)
+                .order_by(records.c.card_url)
+                .limit(500)
+            )
+            .scalars()
+            .all()
+        )
+        if not urls:
+            return
+        connection.execute(
+            agents_table.insert(), [{"card_url": u, "results": 0, "evidence": 0} for u in urls]
+        )
+        _refresh_agents(connection, urls)
+        last = urls[-1]
+
+
 # ---------------------------------------------------------------------------------------
 # The ledger
 
@@ -495,6 +592,7 @@ class Ledger:
             ).scalar_one_or_none()
             if refresh or last != __version__:
                 _refresh_standing(connection)
+                _rebuild_agents(connection)
                 connection.execute(meta.delete().where(meta.c.key == "standing_by"))
                 connection.execute(meta.insert().values(key="standing_by", value=__version__))
 
@@ -562,6 +660,7 @@ class Ledger:
             if done is not None:
                 return done, False
         with self._begin() as connection:
+            _lock_agents(connection, self.dialect, [row["card_url"]])
             return self._insert(connection, row, job_key)
 
     def put_many(self, bodies: Iterable[bytes]) -> list[tuple[StoredRecord, bool] | RecordRefused]:
@@ -578,13 +677,30 @@ class Ledger:
                 continue
             results.append(_PENDING)
         with self._begin() as connection:
+            _lock_agents(connection, self.dialect, [row["card_url"] for _, row in rows])
+            changed: set[str] = set()
             for index, row in rows:
-                results[index] = self._insert(connection, row, None)
+                results[index] = self._insert(connection, row, None, changed)
+            _refresh_agents(connection, changed)
         return results
 
     def _insert(
-        self, connection: Connection, row: dict[str, Any], job_key: str | None
+        self,
+        connection: Connection,
+        row: dict[str, Any],
+        job_key: str | None,
+        changed: set[str] | None = None,
     ) -> tuple[StoredRecord, bool]:
+        """Insert one row (its agent's summary row locked by the caller); the agent's
+        summary is recounted now, or its card URL added to ``changed`` for the caller to
+        recount once."""
+
+        def touched() -> None:
+            if changed is None:
+                _refresh_agents(connection, [row["card_url"]])
+            else:
+                changed.add(row["card_url"])
+
         row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
         insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
         # Either unique column may clash: the same record (digest), or this job's record
@@ -593,6 +709,7 @@ class Ledger:
             insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
         ).scalar_one_or_none()
         if new_id is not None:
+            touched()
             return self._stored(SimpleNamespace(id=new_id, **row)), True
         for column, value in ((records.c.job_key, job_key), (records.c.digest, row["digest"])):
             if value is not None:
@@ -609,6 +726,7 @@ class Ledger:
                     found = connection.execute(
                         sa.select(records).where(records.c.id == found.id)
                     ).one()
+                    touched()
                 return self._stored(found), False
         raise StoreUnavailable("the store refused a record for a reason it did not say")
 
@@ -616,7 +734,9 @@ class Ledger:
         """Recompute the ``standing`` column of every row from ``standing_of`` (as
         :meth:`migrate` does). Returns how many rows changed."""
         with self._begin() as connection:
-            return _refresh_standing(connection)
+            changed = _refresh_standing(connection)
+            _rebuild_agents(connection)
+            return changed
 
     # -- reading ------------------------------------------------------------------------
 
@@ -658,34 +778,118 @@ class Ledger:
         """The record a worker's job wrote, or ``None`` when it has written none."""
         return self._one(records.c.job_key == job_key)
 
-    def _latest(self) -> Any:
-        ranked = sa.select(
-            records,
-            sa.func.row_number()
-            .over(
-                partition_by=records.c.card_url,
-                order_by=(records.c.finished_at.desc(), records.c.id.desc()),
-            )
-            .label("rank"),
-            sa.func.count().over(partition_by=records.c.card_url).label("n_records"),
-        ).subquery()
-        return ranked
+    def _summaries(self, query: Any) -> list[AgentSummary]:
+        joined = query.join(records, records.c.id == agents_table.c.latest_id)
+        with self._read() as connection:
+            rows = connection.execute(
+                joined.add_columns(*records.c, agents_table.c.results, agents_table.c.evidence)
+            ).all()
+        return [
+            AgentSummary(row.card_url, self._stored(row), int(row.results), int(row.evidence))
+            for row in rows
+        ]
 
     def agents(self) -> list[AgentSummary]:
         """Every agent with its latest record (the latest ``finished_at``; the later
         stored on a tie) and its record count, ordered by card URL: never by outcome
         (interview §9: absence of the extension is never ranked)."""
-        ranked = self._latest()
-        query = sa.select(ranked).where(ranked.c.rank == 1).order_by(ranked.c.card_url)
+        return self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table)
+            .order_by(agents_table.c.card_url)
+        )  # fmt: skip
+
+    def agents_page(
+        self, offset: int, limit: int, search: str | None = None
+    ) -> tuple[list[AgentSummary], int]:
+        """One page of agents by card URL (never by outcome), read from the summary kept
+        at write time: O(page). ``search``: only agents whose card URL holds it (case
+        folded). Returns the page and how many agents match."""
+        where: Any = sa.true()
+        if search:
+            pattern = (
+                "%"
+                + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                + "%"
+            )
+            where = sa.func.lower(agents_table.c.card_url).like(pattern, escape="\\")
         with self._read() as connection:
-            rows = connection.execute(query).all()
-        return [AgentSummary(row.card_url, self._stored(row), int(row.n_records)) for row in rows]
+            total = int(
+                connection.execute(
+                    sa.select(sa.func.count()).select_from(agents_table).where(where)
+                ).scalar_one()
+            )
+        page = self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table).where(where)
+            .order_by(agents_table.c.card_url).offset(offset).limit(limit)
+        )  # fmt: skip
+        return page, total
+
+    def totals(self) -> Totals:
+        """Neutral totals: agents, results, evidence (claims are the rest)."""
+        query = sa.select(
+            sa.func.count(),
+            sa.func.coalesce(sa.func.sum(agents_table.c.results), 0),
+            sa.func.coalesce(sa.func.sum(agents_table.c.evidence), 0),
+        ).select_from(agents_table)
+        with self._read() as connection:
+            agents, results, evidence = connection.execute(query).one()
+        return Totals(int(agents), int(results), int(evidence))
+
+    def summary(self, card_url: str) -> AgentSummary | None:
+        """One agent's summary, or ``None`` for an agent the ledger does not know."""
+        if not _holdable(card_url):
+            return None
+        found = self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table)
+            .where(agents_table.c.card_url == card_url)
+        )  # fmt: skip
+        return found[0] if found else None
+
+    def history_page(self, card_url: str, offset: int, limit: int) -> list[StoredRecord]:
+        """A page of the agent's records, newest first (by ``finished_at``, then as
+        stored), read from the store's index: O(page)."""
+        if not _holdable(card_url):
+            return []
+        query = (
+            sa.select(records)
+            .where(records.c.card_url == card_url)
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+        with self._read() as connection:
+            return [self._stored(row) for row in connection.execute(query)]
+
+    def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
+        """The agent's newest records whose ``standing`` column says evidence (at most
+        ``limit``), newest first: candidates a display rechecks from their bytes."""
+        if not _holdable(card_url):
+            return []
+        query = (
+            sa.select(records)
+            .where(records.c.card_url == card_url, records.c.standing == "evidence")
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .limit(limit)
+        )
+        with self._read() as connection:
+            return [self._stored(row) for row in connection.execute(query)]
+
+    def newer_than(self, record: StoredRecord) -> int:
+        """How many of the agent's records are newer than ``record`` (its place in the
+        newest-first list)."""
+        later = sa.or_(
+            records.c.finished_at > record.finished_at,
+            sa.and_(records.c.finished_at == record.finished_at, records.c.id > record.id),
+        )
+        query = sa.select(sa.func.count()).where(records.c.card_url == record.card_url, later)
+        with self._read() as connection:
+            return int(connection.execute(query).scalar_one())
 
     def latest(self, card_url: str) -> StoredRecord | None:
         """The agent's latest record, or ``None`` for an agent the ledger does not
         know."""
-        history = self.history(card_url)
-        return history[-1] if history else None
+        found = self.summary(card_url)
+        return found.latest if found is not None else None
 
     def history(self, card_url: str) -> list[StoredRecord]:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
@@ -713,10 +917,9 @@ class Ledger:
             raise ValueError("a naive datetime has no zone")
         cutoff = now.astimezone(UTC) - older_than
         query = (
-            sa.select(records.c.card_url)
-            .group_by(records.c.card_url)
-            .having(sa.func.max(records.c.stored_at) < cutoff)
-            .order_by(records.c.card_url)
+            sa.select(agents_table.c.card_url)
+            .where(agents_table.c.last_received < cutoff)
+            .order_by(agents_table.c.card_url)
         )
         with self._read() as connection:
             return [row.card_url for row in connection.execute(query)]

@@ -37,7 +37,7 @@ from importlib import resources
 from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
-from ..record import DOES_NOT_ESTABLISH, rfc3339, standing_of
+from ..record import DOES_NOT_ESTABLISH, rfc3339
 from . import display
 from .runners import NO_RUNNERS, Runners, fingerprint
 
@@ -93,8 +93,14 @@ class _Record(Protocol):
 
 
 class _Ledger(Protocol):
-    def agents(self) -> Sequence[Any]: ...
-    def history(self, card_url: str) -> Sequence[Any]: ...
+    def agents_page(
+        self, offset: int, limit: int, search: str | None = None
+    ) -> tuple[Sequence[Any], int]: ...
+    def totals(self) -> Any: ...
+    def summary(self, card_url: str) -> Any: ...
+    def history_page(self, card_url: str, offset: int, limit: int) -> Sequence[Any]: ...
+    def latest_evidence(self, card_url: str, limit: int = 20) -> Sequence[Any]: ...
+    def newer_than(self, record: Any) -> int: ...
     def get(self, record_id: Any) -> Any: ...
 
 
@@ -113,6 +119,7 @@ _NOT_ALLOWED: Final = (405, "method_not_allowed", "Only GET and HEAD are served"
 _BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
 _BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
 _BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
+_BAD_SEARCH: Final = (400, "bad_search", "q must be at most 200 characters, without NUL")
 _UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
@@ -160,11 +167,19 @@ def _whole(text: str | None, default: int, low: int, high: int, problem: Any) ->
     return value
 
 
-def _paging(request: Request, api: bool) -> tuple[int, int]:
-    query = _query(request, ("page", "per_page") if api else ("page",))
+MAX_SEARCH: Final = 200
+
+
+def _paging(request: Request, api: bool) -> tuple[int, int, str | None]:
+    """``page``, ``per_page`` (API only) and ``q`` (a search on the index: part of a
+    card URL, at most 200 characters)."""
+    query = _query(request, ("page", "per_page", "q") if api else ("page", "q"))
     page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
     per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
-    return page, per_page
+    search = query.get("q", "").strip()
+    if len(search) > MAX_SEARCH or "\x00" in search:
+        raise _Problem(*_BAD_SEARCH)
+    return page, per_page, search or None
 
 
 def _tail(request: Request, prefix: str) -> str:
@@ -235,53 +250,47 @@ class _Rows:
 ROW_CACHE: Final = 20_000
 
 
-def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
-    pages = max(1, math.ceil(len(items) / per_page))
-    start = (page - 1) * per_page
-    return items[start : start + per_page], pages
-
-
 class _AgentView:
-    """One agent's history, oldest first, made into what its page shows. A display row
-    (and its signature check) is made only for the records shown: the page's slice,
-    the timeline's last marks and the newest evidence, however long the history."""
+    """One agent as its page shows it, read from the store a page at a time (O(page),
+    however long the history): its summary, the page's records (newest first), the
+    timeline's last marks, and the newest evidence when the latest is a claim. Every
+    row's standing is recomputed from its record's bytes (PROFILE §8)."""
 
-    def __init__(self, records: Sequence[Any], page: int, per_page: int, rows: _Rows) -> None:
-        self._made = rows
-        self._rows: dict[int, display.Row] = {}
-        self._records = records
+    def __init__(self, ledger: _Ledger, card_url: str, page: int, per_page: int,
+                 rows: _Rows) -> None:  # fmt: skip
+        summary = ledger.summary(card_url)
+        if summary is None:
+            raise _Problem(*_NOT_FOUND_AGENT)
+        self.count = int(summary.count)
         self.per_page = per_page
-        newest_first = range(len(records) - 1, -1, -1)
-        shown, self.pages = _page(newest_first, page, per_page)
-        self.shown = [self._row(i) for i in shown]
-        start = max(0, len(records) - display.MAX_TIMELINE)
-        self.timeline = [self._row(i) for i in range(start, len(records))]
-        self.latest = self.timeline[-1]
-        self.evidence = None if self.latest.standing == "evidence" else self._evidence()
-        latest = records[-1].document
+        self.pages = max(1, math.ceil(self.count / per_page))
+        self._place: dict[str, int] = {}  # row id -> place in the newest-first list
+        shown = ledger.history_page(card_url, (page - 1) * per_page, per_page)
+        self.shown = [self._row(rows, r, (page - 1) * per_page + i) for i, r in enumerate(shown)]
+        recent = ledger.history_page(card_url, 0, display.MAX_TIMELINE)
+        self.timeline = [self._row(rows, r, i) for i, r in enumerate(recent)][::-1]
+        self.latest = self._row(rows, summary.latest, 0)
+        self.evidence: display.Row | None = None
+        if self.latest.standing != "evidence":
+            for record in ledger.latest_evidence(card_url):
+                made = rows(record)  # the column said evidence; the bytes decide
+                if made.standing == "evidence":
+                    self._place[made.id] = ledger.newer_than(record)
+                    self.evidence = made
+                    break
+        latest = summary.latest.document
         self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
 
-    def _row(self, index: int) -> display.Row:
-        if index not in self._rows:
-            self._rows[index] = self._made(self._records[index])
-        return self._rows[index]
-
-    def _evidence(self) -> display.Row | None:
-        for index in range(len(self._records) - 1, -1, -1):
-            document = self._records[index].document
-            # standing_of first: cheap, and a claim by it is a claim on display too.
-            if isinstance(document, dict) and standing_of(document) == "evidence":
-                row = self._row(index)
-                if row.standing == "evidence":
-                    return row
-        return None
+    def _row(self, rows: _Rows, record: Any, place: int) -> display.Row:
+        made = rows(record)
+        self._place[made.id] = place
+        return made
 
     def href(self, row: display.Row) -> str:
         """Where a timeline mark or the latest evidence links: its line, on the page of
         the list (newest first) holding it."""
-        index = next((i for i, made in self._rows.items() if made.id == row.id), None)
-        page = 1 if index is None else (len(self._records) - 1 - index) // self.per_page + 1
+        page = self._place.get(row.id, 0) // self.per_page + 1
         return f"?page={page}#record-{row.id}"
 
 
@@ -294,11 +303,14 @@ class _Pages:
 
     # -- shared ----------------------------------------------------------------------
 
-    def _agents(self, page: int, per_page: int) -> tuple[list[dict[str, Any]], int]:
+    def _agents(
+        self, page: int, per_page: int, search: str | None = None
+    ) -> tuple[list[dict[str, Any]], int, int]:
         # Ordered by card URL, as the store returns them, and never by outcome: an agent
         # without the interview is not ranked below one with it (interview §9 rule 2).
-        summaries = sorted(self.ledger.agents(), key=lambda s: s.card_url)
-        shown, pages = _page(summaries, page, per_page)
+        # One page of the summary the store keeps at write time: O(page).
+        shown, total = self.ledger.agents_page((page - 1) * per_page, per_page, search)
+        pages = max(1, math.ceil(total / per_page))
         out = []
         for summary in shown:
             out.append(
@@ -308,13 +320,7 @@ class _Pages:
                     "ref": _ref(summary.card_url),
                 }
             )
-        return out, pages
-
-    def _history(self, card_url: str) -> list[Any]:
-        records = list(self.ledger.history(card_url))
-        if not records:
-            raise _Problem(*_NOT_FOUND_AGENT)
-        return records
+        return out, pages, total
 
     def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
         root = request.scope.get("root_path", "") + "/"
@@ -324,13 +330,17 @@ class _Pages:
     # -- HTML ------------------------------------------------------------------------
 
     def index(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=False)
-        rows, pages = self._agents(page, per_page)
-        return self._render(request, "index.html", rows=rows, page=page, pages=pages)
+        page, per_page, search = _paging(request, api=False)
+        rows, pages, total = self._agents(page, per_page, search)
+        return self._render(
+            request, "index.html", rows=rows, page=page, pages=pages, search=search or "",
+            matching=total, totals=self.ledger.totals(),
+            base="?" + (f"q={quote(search, safe='')}&" if search else ""),
+        )  # fmt: skip
 
     def agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=False)
-        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page, self.rows)
+        page, per_page = _paging(request, api=False)[:2]
+        view = _AgentView(self.ledger, _tail(request, "/agents/"), page, per_page, self.rows)
         return self._render(
             request,
             "agent.html",
@@ -385,8 +395,8 @@ class _Pages:
     # -- JSON ------------------------------------------------------------------------
 
     def api_agents(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=True)
-        rows, pages = self._agents(page, per_page)
+        page, per_page, search = _paging(request, api=True)
+        rows, pages, total = self._agents(page, per_page, search)
         agents = [
             {
                 "card_url": a["row"].card_url,
@@ -396,12 +406,17 @@ class _Pages:
             }
             for a in rows
         ]
-        return _json({"agents": agents, "page": page, "pages": pages, "per_page": per_page})
+        totals = self.ledger.totals()
+        return _json({
+            "agents": agents, "page": page, "pages": pages, "per_page": per_page,
+            "matching": total,
+            "totals": {"agents": totals.agents, "results": totals.results,
+                       "evidence": totals.evidence, "claims": totals.claims},
+        })  # fmt: skip
 
     def api_agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=True)
-        records = self._history(_tail(request, "/api/agents/"))
-        view = _AgentView(records, page, per_page, self.rows)
+        page, per_page = _paging(request, api=True)[:2]
+        view = _AgentView(self.ledger, _tail(request, "/api/agents/"), page, per_page, self.rows)
         return _json(
             {
                 "card_url": view.latest.card_url,
