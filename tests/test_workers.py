@@ -84,6 +84,7 @@ def _received_long_ago(store: str) -> None:
     engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE ledger_records SET stored_at = :t"), {"t": LONG_AGO})
+        connection.execute(sa.text("UPDATE ledger_agents SET last_received = :t"), {"t": LONG_AGO})
     engine.dispose()
 
 
