@@ -53,6 +53,7 @@ __all__ = [
     "Row",
     "Tone",
     "check_rows",
+    "column_row",
     "conflicts",
     "incomplete",
     "outcome_view",
@@ -291,6 +292,59 @@ def row(
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),
         finished_at=times[1] if times else _text(document.get("finished_at")),
+    )
+
+
+def column_row(
+    record_id: object,
+    card_url: str,
+    columns: Mapping[str, Any],
+    times: tuple[str, str],
+    runners: Runners = NO_RUNNERS,
+) -> Row:
+    """The display line of a stored record from the columns the store kept when it was
+    written (``outcome``, ``party``, ``runner_name``, ``runner_key``, ``signature``,
+    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``), without
+    reading its bytes: what a list shows (PROFILE §8: the standing was computed from the
+    bytes by the same function, and is refreshed when that function changes). A record
+    shown in full is read by :func:`row` instead."""
+    outcome = _text(columns.get("outcome"))
+    label, meaning, tone = outcome_view(outcome)
+    party = _text(columns.get("party"))
+    key = columns.get("runner_key")
+    name = _text(columns.get("runner_name"))
+    runner = runner_view(key if isinstance(key, str) else None, name, runners)
+    reason = columns.get("standing_reason")
+    standing_now: Standing = "evidence" if reason == "evidence" else "claim"
+    why = STANDING_WHY.get(reason, "") if isinstance(reason, str) else ""  # type: ignore[call-overload]
+    words = (
+        EVIDENCE_WORDS["listed" if runner.listed else "unlisted"]
+        if standing_now == "evidence"
+        else "claim"
+    )
+    card_status = columns.get("card_signature")
+    reading = columns.get("card_reading")
+    return Row(
+        id=str(record_id),
+        card_url=card_url,
+        outcome=outcome,
+        outcome_label=label,
+        outcome_meaning=meaning,
+        tone=tone,
+        party=party,
+        party_label=PARTIES.get(party, "unrecognised party"),
+        runner_name=name,
+        runner_key=key if isinstance(key, str) else None,
+        record_signature=_text(columns.get("signature")),
+        standing=standing_now,
+        standing_reason=reason if isinstance(reason, str) else "",
+        standing_why=why,
+        standing_words=words,
+        runner=runner,
+        card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
+        card_reading=reading if isinstance(reading, str) else None,
+        started_at=times[0],
+        finished_at=times[1],
     )
 
 

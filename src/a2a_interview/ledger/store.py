@@ -24,6 +24,7 @@ What a record row keeps, and why:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import threading
@@ -49,10 +50,12 @@ from ..ijson import JSONObject, loads
 from ..record import (
     PARTIES,
     Standing,
+    member_at,
     parse_rfc3339,
     record_identity,
     record_sanity,
     standing_of,
+    standing_reason,
     verify_record_signature,
 )
 from ..spec import CARD_PATH, RESULT_FORMAT
@@ -106,6 +109,11 @@ records: Final = sa.Table(
     sa.Column("runner_key", sa.Text(), nullable=True),
     sa.Column("signature", sa.String(16), nullable=False),
     sa.Column("standing", sa.String(16), nullable=False),
+    # What the index shows, kept at write time (migration 0005): why the standing is
+    # what it is, and the card signature's status and reading.
+    sa.Column("standing_reason", sa.String(32), nullable=True),
+    sa.Column("card_signature", sa.String(32), nullable=True),
+    sa.Column("card_reading", sa.String(32), nullable=True),
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
@@ -163,13 +171,19 @@ class StoredRecord:
     finished_at: datetime
     stored_at: datetime
     job_key: str | None
-    body: bytes
-    document: JSONObject = field(init=False, repr=False, compare=False)
+    body: bytes = field(repr=False)
+    # Kept at write time (None in a row written before migration 0005's refresh).
+    standing_column: str | None = field(default=None, compare=False)
+    standing_reason: str | None = field(default=None, compare=False)
+    card_signature: str | None = field(default=None, compare=False)
+    card_reading: str | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def document(self) -> JSONObject:
+        """The stored bytes parsed, on first use (a list shows columns, not bytes)."""
         value = loads(self.body)
         assert isinstance(value, dict)  # stored only after the same check
-        object.__setattr__(self, "document", value)
+        return value
 
     @property
     def standing(self) -> Standing:
@@ -268,6 +282,10 @@ def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str
     return value
 
 
+def _short(value: Any) -> str | None:
+    return value if isinstance(value, str) and len(value) <= 32 else None
+
+
 def agent_key(agent_url: str, card_url: str | None) -> str:
     """The URL an agent is filed under: its card URL as the record names it; for a
     record without one (the card was never read), the card URL the verifier would
@@ -324,6 +342,7 @@ def _columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
     insane = record_sanity(document, now or datetime.now(UTC))
     if insane is not None:
         raise NotSane(f"{insane.detail} (PROFILE §8)", insane.reason)
+    standing, reason = standing_reason(document, now=now)
     try:
         record_digest = record_identity(document)
     except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
@@ -337,7 +356,10 @@ def _columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
         "runner_name": name,
         "runner_key": key,
         "signature": signature.status,
-        "standing": standing_of(document, now),
+        "standing": standing,
+        "standing_reason": reason,
+        "card_signature": _short(member_at(document, "agent", "card_signature", "status")),
+        "card_reading": _short(member_at(document, "agent", "card_signature", "reading")),
         "started_at": started,
         "finished_at": finished,
         "body": body,
@@ -441,22 +463,34 @@ def _unavailable(exc: Exception) -> StoreUnavailable:
 
 def _refresh_standing(connection: Connection) -> int:
     changed, last = 0, 0
-    query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
+    query = sa.select(
+        records.c.id, records.c.standing, records.c.standing_reason, records.c.body
+    ).order_by(records.c.id)
     while True:  # in pages: a large store never sits in memory at once
         rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
         if not rows:
             return changed
         last = rows[-1].id
-        updates = [
-            {"row_id": row.id, "standing": now}
-            for row in rows
-            if (now := standing_of(loads(row.body))) != row.standing
-        ]
+        updates = []
+        for row in rows:
+            document = loads(row.body)
+            assert isinstance(document, dict)
+            standing, reason = standing_reason(document)
+            if (standing, reason) != (row.standing, row.standing_reason):
+                status = member_at(document, "agent", "card_signature", "status")
+                reading = member_at(document, "agent", "card_signature", "reading")
+                updates.append({"row_id": row.id, "standing": standing, "reason": reason,
+                                "status": _short(status), "reading": _short(reading)})  # fmt: skip
         if updates:
             connection.execute(
                 records.update()
                 .where(records.c.id == sa.bindparam("row_id"))
-                .values(standing=sa.bindparam("standing")),
+                .values(
+                    standing=sa.bindparam("standing"),
+                    standing_reason=sa.bindparam("reason"),
+                    card_signature=sa.bindparam("status"),
+                    card_reading=sa.bindparam("reading"),
+                ),
                 updates,
             )
             changed += len(updates)
@@ -590,7 +624,10 @@ class Ledger:
             last = connection.execute(
                 sa.select(meta.c.value).where(meta.c.key == "standing_by")
             ).scalar_one_or_none()
-            if refresh or last != __version__:
+            unfilled = connection.execute(  # rows from before migration 0005's columns
+                sa.select(records.c.id).where(records.c.standing_reason.is_(None)).limit(1)
+            ).first()
+            if refresh or last != __version__ or unfilled is not None:
                 _refresh_standing(connection)
                 _rebuild_agents(connection)
                 connection.execute(meta.delete().where(meta.c.key == "standing_by"))
@@ -761,6 +798,10 @@ class Ledger:
             stored_at=aware(row.stored_at),
             job_key=row.job_key,
             body=bytes(row.body),
+            standing_column=getattr(row, "standing", None),
+            standing_reason=getattr(row, "standing_reason", None),
+            card_signature=getattr(row, "card_signature", None),
+            card_reading=getattr(row, "card_reading", None),
         )
 
     def _one(self, where: Any) -> StoredRecord | None:

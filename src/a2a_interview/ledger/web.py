@@ -227,19 +227,26 @@ class _Rows:
     def __init__(self, size: int, runners: Runners = NO_RUNNERS) -> None:
         self.size = size
         self.runners = runners
-        self._rows: OrderedDict[tuple[Any, Any], display.Row] = OrderedDict()
+        self._rows: OrderedDict[tuple[Any, Any, bool], display.Row] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __call__(self, record: _Record) -> display.Row:
-        key = (record.id, getattr(record, "digest", None) or record.body)
+    def __call__(self, record: _Record, *, full: bool = False) -> display.Row:
+        key = (record.id, getattr(record, "digest", None) or record.body, full)
         with self._lock:
             found = self._rows.get(key)
             if found is not None:
                 self._rows.move_to_end(key)
                 return found
-        document = record.document if isinstance(record.document, dict) else {}
         times = (_when(record.started_at), _when(record.finished_at))
-        made = display.row(record.id, record.card_url, document, times, self.runners)
+        reason = getattr(record, "standing_reason", None)
+        if reason is not None and not full:
+            # A list line from the columns kept at write time: no bytes read (O(page)).
+            made = display.column_row(
+                record.id, record.card_url, _columns_of(record), times, self.runners
+            )
+        else:  # shown in full: the standing recomputed from the record's bytes
+            document = record.document if isinstance(record.document, dict) else {}
+            made = display.row(record.id, record.card_url, document, times, self.runners)
         with self._lock:
             self._rows[key] = made
             while len(self._rows) > self.size:
@@ -248,6 +255,13 @@ class _Rows:
 
 
 ROW_CACHE: Final = 20_000
+
+_KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
+                "standing_reason", "card_signature", "card_reading")  # fmt: skip
+
+
+def _columns_of(record: Any) -> dict[str, Any]:
+    return {name: getattr(record, name, None) for name in _KEPT}
 
 
 class _AgentView:
@@ -269,11 +283,12 @@ class _AgentView:
         self.shown = [self._row(rows, r, (page - 1) * per_page + i) for i, r in enumerate(shown)]
         recent = ledger.history_page(card_url, 0, display.MAX_TIMELINE)
         self.timeline = [self._row(rows, r, i) for i, r in enumerate(recent)][::-1]
-        self.latest = self._row(rows, summary.latest, 0)
+        self.latest = rows(summary.latest, full=True)  # shown in full: from its bytes
+        self._place[self.latest.id] = 0
         self.evidence: display.Row | None = None
         if self.latest.standing != "evidence":
             for record in ledger.latest_evidence(card_url):
-                made = rows(record)  # the column said evidence; the bytes decide
+                made = rows(record, full=True)  # the column said evidence; bytes decide
                 if made.standing == "evidence":
                     self._place[made.id] = ledger.newer_than(record)
                     self.evidence = made

@@ -1,7 +1,9 @@
 """What the index shows per agent, kept at write time (issue 13 finding 5): one row per
 agent (its card URL) with its latest record's id, how many results it has and how many
-of them are evidence, and when the store last received one, so an index page costs
-O(page), not O(agents), and scheduling reads the store's own receipt times.
+of them are evidence, and when the store last received one; and beside each record the
+columns its index line shows (standing reason, card signature status and reading), so
+an index page costs O(page), not O(agents), and scheduling reads the store's own
+receipt times.
 
 Revision ID: 0005
 Revises: 0004
@@ -19,6 +21,12 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # What the index shows of a record, kept beside it: filled by the standing refresh
+    # Ledger.open runs for a new release (the rows' bytes are read once, then).
+    with op.batch_alter_table("ledger_records") as table:
+        table.add_column(sa.Column("standing_reason", sa.String(32), nullable=True))
+        table.add_column(sa.Column("card_signature", sa.String(32), nullable=True))
+        table.add_column(sa.Column("card_reading", sa.String(32), nullable=True))
     op.create_table(
         "ledger_agents",
         sa.Column("card_url", sa.Text(), primary_key=True),
@@ -51,3 +59,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ledger_records_agent_standing", "ledger_records")
     op.drop_table("ledger_agents")
+    with op.batch_alter_table("ledger_records") as table:
+        table.drop_column("card_reading")
+        table.drop_column("card_signature")
+        table.drop_column("standing_reason")
