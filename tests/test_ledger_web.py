@@ -613,10 +613,10 @@ def _point(**changes: Any) -> Row:
 
 def test_the_timeline_escapes_every_string_it_writes() -> None:
     hostile = _point(id='1"><script>', runner_name="</title><script>x()</script>",
-                     started_at="<b>")  # fmt: skip
+                     finished_at="<b>x</b><script>")  # fmt: skip
     svg = timeline_svg([hostile])
     tags = Tags(svg).tags
-    assert {t for t, _ in tags} == {"svg", "title", "line", "a", "circle"}
+    assert {t for t, _ in tags} == {"svg", "title", "line", "a", "circle", "text"}
     assert "<script" not in svg and "<b>" not in svg
     assert 'href="#record-1&quot;&gt;&lt;script&gt;"' in svg
 
@@ -824,3 +824,27 @@ async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Rec
     assert "No agent's card URL contains that." in nothing
     for bad in ("q=" + "x" * 201, "q=a&q=b", "q=%00"):
         assert (await client.get(f"/api/agents?{bad}")).status_code == 400
+
+
+async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
+    client: httpx.AsyncClient, records: Records, ledger: Ledger
+) -> None:
+    # issue 13 finding 6: older results only as raw JSON; a claim never said why; the
+    # timeline's marks had no label. Every result has its page, every mark a dated label.
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    links = re.findall(r'<a href="/records/(\d+)">read it</a>', html)
+    assert len(links) == 2
+    marks = re.findall(r'<ol class="marks">(.*?)</ol>', html, re.S)[0]
+    assert len(re.findall(r"<li ", marks)) == 2 == html.count('class="mark-label"')
+    assert re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", marks)
+    for record_id in links:
+        page = await client.get(f"/records/{record_id}")
+        assert page.status_code == 200 and page.headers["content-security-policy"] == CSP
+        text = Tags(page.text).all_text()
+        assert f"Result {record_id}" in text and "this agent's history" in text
+        stored = ledger.get(int(record_id))
+        assert stored is not None
+        if stored.document["ran_by"]["party"] == "self":
+            assert "CLAIM (the agent ran it against itself: a claim, never evidence)" in text
+    assert (await client.get("/records/999999")).status_code == 404
+    assert (await client.get("/records/x")).status_code == 404

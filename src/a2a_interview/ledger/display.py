@@ -59,6 +59,7 @@ __all__ = [
     "outcome_view",
     "row",
     "standing",
+    "timeline_items",
     "timeline_svg",
     "visible",
 ]
@@ -457,34 +458,56 @@ def check_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
 def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None) -> str:
     """A small SVG picture of an agent's history, oldest first (the last
     :data:`MAX_TIMELINE` records): one mark per record, its colour the outcome's tone,
-    filled for evidence and hollow for a claim; each mark links to the record's line on
-    the page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming
-    date, outcome, who ran it and standing.
+    filled for evidence and hollow for a claim, each labelled with its number (the list
+    beside it, :func:`timeline_items`, gives each number's date and outcome), the first
+    and last dates written under the axis; each mark links to the record's line on the
+    page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming date,
+    outcome, who ran it and standing.
 
     Every string written is XML-escaped here; the caller inserts the result as markup.
     """
     shown = list(points)[-MAX_TIMELINE:]
     link = href if href is not None else (lambda row: f"#record-{row.id}")
-    step, pad, height = 22, 14, 44
-    width = max(pad * 2 + step * max(len(shown) - 1, 0), 120)
+    step, pad, height = 26, 16, 64
+    width = max(pad * 2 + step * max(len(shown) - 1, 0), 160)
     label = f"History of {len(shown)} result(s), oldest on the left"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" role="img" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'aria-label="{escape(label)}">',
         f"<title>{escape(label)}</title>",
-        f'<line class="axis" x1="{pad}" y1="22" x2="{width - pad}" y2="22"/>',
+        f'<line class="axis" x1="{pad}" y1="30" x2="{width - pad}" y2="30"/>',
     ]
     for i, point in enumerate(shown):
         x = pad + i * step
         tip = (
-            f"{visible(point.finished_at, 40)}: {point.outcome_label}, run by "
+            f"{i + 1}. {visible(point.finished_at, 40)}: {point.outcome_label}, run by "
             f"{point.party_label} {visible(point.runner.label, 120)}, {point.standing_words}"
         )
         fill = "filled" if point.standing == "evidence" else "hollow"
         parts.append(
             f'<a href="{escape(link(point))}"><circle class="mark {point.tone} {fill}" '
-            f'cx="{x}" cy="22" r="7"><title>{escape(tip)}</title></circle></a>'
+            f'cx="{x}" cy="30" r="7"><title>{escape(tip)}</title></circle>'
+            f'<text class="mark-label" x="{x}" y="16" text-anchor="middle">{i + 1}</text></a>'
         )
+    if shown:
+        first, last = _day(shown[0].finished_at), _day(shown[-1].finished_at)
+        parts.append(f'<text class="date" x="{pad - 8}" y="56">{escape(first)}</text>')
+        if len(shown) > 1:
+            parts.append(
+                f'<text class="date" x="{width - pad + 8}" y="56" text-anchor="end">'
+                f"{escape(last)}</text>"
+            )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _day(moment: str) -> str:
+    """The date of an RFC 3339 time (``YYYY-MM-DD``), or the text cut short."""
+    return visible(moment[:10], 10)
+
+
+def timeline_items(points: Sequence[Row]) -> list[tuple[int, Row]]:
+    """The timeline's marks, numbered as the SVG numbers them (oldest first), for the
+    list that labels each with its date, outcome, runner and standing."""
+    return list(enumerate(list(points)[-MAX_TIMELINE:], 1))

@@ -11,6 +11,7 @@ Routes (the API's are described by ``/api/openapi.json``, shipped as
     GET /                       agents with their latest result, by card URL (?page=N)
     GET /agents/{card url}      one agent: latest result, boundaries, timeline,
                                 conflicts, checks, every result (?page=N)
+    GET /records/{id}           one result in full, as a page (any age)
     GET /runners                every runner key seen: its name on the operator's list or
                                 its fingerprint, first and last seen, how many results
     GET /api/agents             the same list as JSON (?page=N&per_page=M)
@@ -359,6 +360,9 @@ class _Pages:
         return self._render(
             request,
             "agent.html",
+            single=False,
+            heading="Latest result",
+            agent_ref="",
             latest=view.latest,
             # Beside a latest claim, the newest evidence the ledger holds (interview §8).
             older_evidence=view.evidence,
@@ -366,6 +370,8 @@ class _Pages:
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
+            timeline_items=display.timeline_items(view.timeline),
+            timeline_href=view.href,
             conflict_list=view.conflicts,
             churned=view.churned,
             more=view.more,
@@ -375,6 +381,24 @@ class _Pages:
             page=page,
             pages=view.pages,
         )
+
+    def record_page(self, request: Request) -> Response:
+        """One result in full, whatever its age (issue 13 finding 6): its standing
+        recomputed from its bytes, its conflicts and checks."""
+        _query(request, ())
+        record = self._get(_record_id(str(request.path_params["record_id"])))
+        shown = self.rows(record, full=True)
+        document = record.document if isinstance(record.document, dict) else {}
+        conflict_list, churned, more = display.conflicts(document)
+        return self._render(
+            request, "agent.html", single=True, heading=f"Result {shown.id}",
+            agent_ref=_ref(record.card_url), latest=shown, older_evidence=None,
+            evidence_href=None, boundaries=display.BOUNDARIES, timeline="",
+            timeline_items=[], timeline_href=None,
+            conflict_list=conflict_list, churned=churned, more=more,
+            checks=display.check_rows(document), incomplete=display.incomplete(document),
+            records=[], page=1, pages=1,
+        )  # fmt: skip
 
     def _runners(self) -> list[dict[str, Any]]:
         seen = getattr(self.ledger, "runners", None)
@@ -499,6 +523,7 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     routes = [
         Route("/", pages.index),
         Route("/runners", pages.runners_page),
+        Route("/records/{record_id}", pages.record_page),
         Route("/api/runners", pages.api_runners),
         Route("/agents/{ref:path}", pages.agent),
         Route("/static/ledger.css", pages.stylesheet),
