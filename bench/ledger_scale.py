@@ -5,9 +5,10 @@
 
 1. Fills the store in bulk (``--agents`` agents, ``--per-agent`` records each, and one
    agent with ``--history`` records), bypassing the write path: what is measured here is
-   reading. The bodies are real verifier records (``tests/ledger_records.py``), each
-   signed, so every row shown has its runner signature checked and its standing
-   recomputed; the per-agent summary is built as migration 0005 builds it.
+   reading. The bodies are real verifier records (``tests/ledger_records.py``; mostly
+   the small ones, one in 20 a full interview), signed; a list line is read from the
+   columns kept at write time, a record shown in full has its runner signature checked
+   and its standing recomputed; the per-agent summary is built as migration 0005 does.
 2. Serves the store with ``a2a-interview ledger serve`` (uvicorn, one process) and
    sends ``--requests`` requests per case from 8 parallel clients over loopback HTTP,
    each to a random page (or a random search): the index, a search, ``/api/agents``;
@@ -56,11 +57,15 @@ def templates(count: int) -> list[dict[str, object]]:
     """``count`` rows' worth of signed real records (their columns, as ``_columns`` gives
     them), each a different run."""
     made = build()
-    bases = [json.loads(b) for b in made.bodies]
+    # Mostly small records (not offered, not completed: about 2 KB), one in 20 a full
+    # interview (15-33 KB): 300,000 full ones would be some 6 GB on a shared disk.
+    small = [json.loads(b) for b in made.bodies if len(b) < 4000]
+    large = [json.loads(b) for b in made.bodies if len(b) >= 4000]
     out = []
     seed = nkeys.generate_seed()
     for i in range(count):
-        base = json.loads(json.dumps(bases[i % len(bases)]))
+        pool = large if i % 20 == 0 else small
+        base = json.loads(json.dumps(pool[i % len(pool)]))
         base.pop("signatures", None)
         if base["ran_by"]["party"] != "self":
             base["ran_by"].pop("key", None)

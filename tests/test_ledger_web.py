@@ -473,7 +473,7 @@ async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
 class _Down:
     """A ledger whose store went away after the page started (a database restart)."""
 
-    def _fail(self, *_: Any) -> Any:
+    def _fail(self, *_: Any, **__: Any) -> Any:
         from a2a_interview.ledger import StoreUnavailable
 
         raise StoreUnavailable("the store cannot be opened or reached")

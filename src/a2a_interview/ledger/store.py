@@ -820,11 +820,18 @@ class Ledger:
         return self._one(records.c.job_key == job_key)
 
     def _summaries(self, query: Any) -> list[AgentSummary]:
-        joined = query.join(records, records.c.id == agents_table.c.latest_id)
+        # The page of agents first (an index-only scan of the summary, offset included),
+        # then only its latest records joined: never a join over the rows skipped.
+        page = query.add_columns(
+            agents_table.c.latest_id, agents_table.c.results, agents_table.c.evidence
+        ).subquery()
+        joined = (
+            sa.select(page.c.results, page.c.evidence, *records.c)
+            .join_from(page, records, records.c.id == page.c.latest_id)
+            .order_by(page.c.card_url)
+        )
         with self._read() as connection:
-            rows = connection.execute(
-                joined.add_columns(*records.c, agents_table.c.results, agents_table.c.evidence)
-            ).all()
+            rows = connection.execute(joined).all()
         return [
             AgentSummary(row.card_url, self._stored(row), int(row.results), int(row.evidence))
             for row in rows
@@ -840,11 +847,11 @@ class Ledger:
         )  # fmt: skip
 
     def agents_page(
-        self, offset: int, limit: int, search: str | None = None
+        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
     ) -> tuple[list[AgentSummary], int]:
         """One page of agents by card URL (never by outcome), read from the summary kept
         at write time: O(page). ``search``: only agents whose card URL holds it (case
-        folded). Returns the page and how many agents match."""
+        folded). Returns the page and how many agents match (-1 without ``count``)."""
         where: Any = sa.true()
         if search:
             pattern = (
@@ -853,12 +860,14 @@ class Ledger:
                 + "%"
             )
             where = sa.func.lower(agents_table.c.card_url).like(pattern, escape="\\")
-        with self._read() as connection:
-            total = int(
-                connection.execute(
-                    sa.select(sa.func.count()).select_from(agents_table).where(where)
-                ).scalar_one()
-            )
+        total = -1  # not counted (the caller knows the total from totals())
+        if count:
+            with self._read() as connection:
+                total = int(
+                    connection.execute(
+                        sa.select(sa.func.count()).select_from(agents_table).where(where)
+                    ).scalar_one()
+                )
         page = self._summaries(
             sa.select(agents_table.c.card_url).select_from(agents_table).where(where)
             .order_by(agents_table.c.card_url).offset(offset).limit(limit)

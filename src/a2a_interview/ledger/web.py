@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -95,7 +96,7 @@ class _Record(Protocol):
 
 class _Ledger(Protocol):
     def agents_page(
-        self, offset: int, limit: int, search: str | None = None
+        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
     ) -> tuple[Sequence[Any], int]: ...
     def totals(self) -> Any: ...
     def summary(self, card_url: str) -> Any: ...
@@ -256,6 +257,7 @@ class _Rows:
 
 
 ROW_CACHE: Final = 20_000
+TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
 
 _KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
                 "standing_reason", "card_signature", "card_reading")  # fmt: skip
@@ -316,6 +318,8 @@ class _Pages:
         self.env = _environment()
         self.runners = runners
         self.rows = _Rows(ROW_CACHE, runners)
+        self._lock = threading.Lock()
+        self._totals_at: tuple[float, Any] | None = None
 
     # -- shared ----------------------------------------------------------------------
 
@@ -325,7 +329,11 @@ class _Pages:
         # Ordered by card URL, as the store returns them, and never by outcome: an agent
         # without the interview is not ranked below one with it (interview §9 rule 2).
         # One page of the summary the store keeps at write time: O(page).
-        shown, total = self.ledger.agents_page((page - 1) * per_page, per_page, search)
+        shown, total = self.ledger.agents_page(
+            (page - 1) * per_page, per_page, search, count=bool(search)
+        )
+        if not search:
+            total = self._totals().agents
         pages = max(1, math.ceil(total / per_page))
         out = []
         for summary in shown:
@@ -337,6 +345,18 @@ class _Pages:
                 }
             )
         return out, pages, total
+
+    def _totals(self) -> Any:
+        """The ledger's totals, read at most once every :data:`TOTALS_EVERY` seconds: a
+        sum over every agent is the one read whose cost grows with the ledger."""
+        now = time.monotonic()
+        with self._lock:
+            if self._totals_at is not None and now - self._totals_at[0] < TOTALS_EVERY:
+                return self._totals_at[1]
+        found = self.ledger.totals()
+        with self._lock:
+            self._totals_at = (now, found)
+        return found
 
     def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
         root = request.scope.get("root_path", "") + "/"
@@ -350,7 +370,7 @@ class _Pages:
         rows, pages, total = self._agents(page, per_page, search)
         return self._render(
             request, "index.html", rows=rows, page=page, pages=pages, search=search or "",
-            matching=total, totals=self.ledger.totals(),
+            matching=total, totals=self._totals(),
             base="?" + (f"q={quote(search, safe='')}&" if search else ""),
         )  # fmt: skip
 
@@ -445,7 +465,7 @@ class _Pages:
             }
             for a in rows
         ]
-        totals = self.ledger.totals()
+        totals = self._totals()
         return _json({
             "agents": agents, "page": page, "pages": pages, "per_page": per_page,
             "matching": total,
