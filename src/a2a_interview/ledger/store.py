@@ -859,7 +859,14 @@ class Ledger:
                 + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                 + "%"
             )
-            where = sa.func.lower(agents_table.c.card_url).like(pattern, escape="\\")
+            # SQLite's LIKE folds ASCII case itself; PostgreSQL's ILIKE does. Either way
+            # no function runs per row.
+            column = agents_table.c.card_url
+            where = (
+                column.like(pattern, escape="\\")
+                if self.dialect == "sqlite"
+                else column.ilike(pattern, escape="\\")
+            )
         total = -1  # not counted (the caller knows the total from totals())
         if count:
             with self._read() as connection:
