@@ -233,3 +233,33 @@ def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) 
         assert done.returncode == 2, done.stderr
         assert "the job queue in the store cannot be reached [store_unavailable]" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:
+    # issue 13 finding 8: workers printed full tracebacks while PostgreSQL restarted
+    # (they recovered). Now: one line when the store goes, one when it is back.
+    store = postgres_server.database()
+    with Ledger.open(store):
+        pass
+    worker = _worker(store, "--recover-every", "0.5")
+    try:
+        time.sleep(3)  # waiting for jobs
+        postgres_server.stop()
+        try:
+            time.sleep(3)
+        finally:
+            postgres_server.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with Ledger.open(store) as ledger:  # the store is back for clients too
+                ledger.count()
+                break
+        time.sleep(3)  # the worker's next probe
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=60)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in err, err
+    assert lines.count("the store cannot be reached; the worker keeps trying") == 1, err
+    assert lines.count("the store answers again; the worker goes on") == 1, err
+    assert not any("error connecting" in line for line in lines), err
