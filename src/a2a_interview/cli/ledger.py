@@ -271,6 +271,7 @@ def summary(stored: StoredRecord, runners: Runners | None = None) -> dict[str, A
         "card_url": stored.card_url,
         "agent_url": stored.agent_url,
         "outcome": stored.outcome,
+        "outcome_label": shown.outcome_label,
         "party": stored.party,
         "runner_name": stored.runner_name,
         "runner_key": stored.runner_key,
@@ -293,7 +294,7 @@ def _line(stored: StoredRecord, runners: Runners) -> str:
 
     shown = summary(stored, runners)
     return (
-        f"{stored.id:>6}  {_when(stored.finished_at)}  {stored.outcome:<15} "
+        f"{stored.id:>6}  {_when(stored.finished_at)}  {shown['outcome_label']:<28} "
         f"{shown['standing_words']:<9} {stored.party:<12} "
         f"{show(shown['runner']['label'], 120)[1:-1]}"
     )
@@ -367,13 +368,13 @@ def _list(args: argparse.Namespace) -> int:
     if not agents:
         print("the ledger holds no record yet")
         return EXIT_OK
-    print(f"{'records':>7}  {'latest':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} "
+    print(f"{'records':>7}  {'latest':<24}  {'outcome':<28} {'standing':<9} {'ran by':<12} "
           "agent")  # fmt: skip
     for agent in agents:
         latest = agent.latest
         shown = summary(latest, runners)
         print(
-            f"{agent.count:>7}  {_when(latest.finished_at):<24}  {latest.outcome:<15} "
+            f"{agent.count:>7}  {_when(latest.finished_at):<24}  {shown['outcome_label']:<28} "
             f"{shown['standing_words']:<9} {latest.party:<12} {show(agent.card_url, 80)[1:-1]}"
             f"  ran by: {show(shown['runner']['label'], 120)[1:-1]}"
         )
@@ -403,7 +404,7 @@ def _show(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"agent {show(history[-1].card_url, 200)[1:-1]}: {len(history)} record(s), "
           "oldest first")  # fmt: skip
-    print(f"{'id':>6}  {'finished':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} runner")
+    print(f"{'id':>6}  {'finished':<24}  {'outcome':<28} {'standing':<9} {'ran by':<12} runner")
     for stored in history:
         print(_line(stored, runners))
     print(f"\nthe latest record ({history[-1].id}):\n")

@@ -231,6 +231,7 @@ class Row:
             "id": self.id,
             "card_url": self.card_url,
             "outcome": self.outcome,
+            "outcome_label": self.outcome_label,
             "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
             "runner": self.runner.to_json(),
             "record_signature": self.record_signature,
