@@ -42,6 +42,7 @@ bench: $(STAMP)
 	@if [ -z "$$A2A_INTERVIEW_BENCH_PG" ]; then echo "bench/ledger.py without its PostgreSQL row: set A2A_INTERVIEW_BENCH_PG=postgresql://... to measure one"; fi
 	$(NICE) $(BIN)/python bench/ledger.py 2000
 	$(NICE) $(BIN)/python bench/ledger_web.py
+	rm -f build/bench-scale.db; mkdir -p build; $(NICE) $(BIN)/python bench/ledger_scale.py --store build/bench-scale.db   # 100,000 agents: about 10 minutes
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

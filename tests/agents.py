@@ -75,6 +75,8 @@ class Agent:
     files: dict[str, bytes]
     app: Starlette = field(init=False)
     hits: Counter[str] = field(default_factory=Counter)
+    # More public JWKs the agent's JWKS lists beside its own (PROFILE §8: listed keys).
+    listed_keys: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.app = Starlette(
@@ -97,7 +99,9 @@ class Agent:
                         media_type="application/json")  # fmt: skip
 
     async def _jwks(self, _: Request) -> Response:
-        return Response(canonicalize(reference.jwks()), media_type="application/json")
+        jwks = reference.jwks()
+        jwks["keys"] = [*jwks["keys"], *self.listed_keys]  # type: ignore[misc]
+        return Response(canonicalize(jwks), media_type="application/json")
 
     async def _proposal(self, request: Request) -> Response:
         body = self.files.get(str(request.url).split("?")[0])

@@ -57,6 +57,21 @@ class Server:
     user: str
     as_user: list[str]
     names: list[str] = field(default_factory=list)
+    data: Path | None = None
+    log: Path | None = None
+    options: str = ""
+
+    def stop(self) -> None:
+        """Stop the server (a restart under running clients: ``start`` again)."""
+        assert self.data is not None
+        _run([*self.as_user, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast",
+              "-w", "-t", "60", "stop"], "pg_ctl stop")  # fmt: skip
+
+    def start(self) -> None:
+        assert self.data is not None and self.log is not None
+        _run([*self.as_user, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l",
+              str(self.log), "-o", self.options, "-w", "-t", "60", "start"],
+             "pg_ctl start")  # fmt: skip
 
     @property
     def admin_url(self) -> str:
@@ -123,7 +138,7 @@ def postgres_server() -> Iterator[Server]:
          "-w", "-t", "60", "start"],
         "pg_ctl start",
     )  # fmt: skip
-    server = Server(bindir, port, user, as_user)
+    server = Server(bindir, port, user, as_user, data=data, log=log, options=options)
     try:
         deadline = time.monotonic() + 30
         while True:

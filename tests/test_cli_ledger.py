@@ -19,7 +19,7 @@ from servers import closed_port_url, serve, serve_many
 pytest.importorskip("sqlalchemy", reason="the ledger extra is not installed")
 
 from a2a_interview.ledger import Ledger
-from test_ledger_store import compact, record, signed
+from test_ledger_store import INSANE, compact, record, signed
 
 FAST = ["--churn-delay", "0"]
 SEED = nkeys.generate_seed()
@@ -69,6 +69,30 @@ def test_import_keeps_the_good_and_names_each_refusal(
         assert [r.body for r in ledger.records()] == [
             lines[0], lines[3], single.read_bytes().strip()
         ]  # fmt: skip
+
+
+def test_import_refuses_each_insane_record_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 13 findings 2-4, PROFILE §8 (amended): ledger import runs the same sanity as
+    # every reader; `record verify` shows the same records as claims with the reason.
+    lines = [signed(record("https://a.example"))]
+    lines += [compact(document) for _, document, _ in INSANE]
+    path = tmp_path / "attacks.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    store = str(tmp_path / "l.db")
+    code, out, err = run(capsys, "ledger", "import", str(path), "--store", store, "--json")
+    assert code == 1
+    refused = json.loads(out)["refused"]
+    assert [r["code"] for r in refused] == ["not_sane"] * len(INSANE)
+    assert "Traceback" not in err
+    for (label, _, reason), line in zip(INSANE, lines[1:], strict=True):
+        single = tmp_path / "one.json"
+        single.write_bytes(line)
+        code, out, _ = run(capsys, "record", "verify", str(single))
+        assert code == 1 and f"standing: claim ({reason})" in out, label
+    with Ledger.open(store) as ledger:
+        assert ledger.count() == 1
 
 
 def test_import_exits_0_when_everything_is_kept(
@@ -255,6 +279,28 @@ def test_the_store_defaults_to_the_environment(
     code, out, _ = run(capsys, "ledger", "migrate", "--json")
     assert code == 0
     assert json.loads(out) == {"migrated": True, "dialect": "sqlite", "records": 1}
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "https://a.example"], ["export"]])
+def test_reading_with_no_store_configured_is_a_usage_error_naming_the_default(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    # issue 13 finding 8: `ledger list` with no --store silently created
+    # ./a2a-interview-ledger.db. Reading commands now say what to give instead.
+    monkeypatch.delenv("A2A_INTERVIEW_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "ledger", *command)
+    assert code == 2 and out == ""
+    assert "no store: give --store URL or set $A2A_INTERVIEW_STORE" in err
+    assert "./a2a-interview-ledger.db, does not exist here" in err
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    # Once the default exists (an import made it), it is used.
+    (tmp_path / "r.json").write_bytes(signed(record()))
+    assert run(capsys, "ledger", "import", "r.json")[0] == 0
+    assert run(capsys, "ledger", *command)[0] in (0, 1)
 
 
 # --- verify --store -------------------------------------------------------------------

@@ -250,7 +250,7 @@ def test_a_wholesale_lie_is_caught_with_the_card_in_hand(
     origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # docs/security.md: offline, a record rewritten wholesale by an agent-key holder reads
-    # as evidence; with the agent's card (or JWKS) in hand, it is a claim again.
+    # as evidence; with the agent's card in hand, it is a claim again.
     seed = card_key_seed()
     path = tmp_path / "r.json"
     write(path, wholesale_lie(recorded(origin, path, "--as", "platform", "--runner-key", seed),
@@ -262,7 +262,12 @@ def test_a_wholesale_lie_is_caught_with_the_card_in_hand(
     code, out, _ = run(capsys, "record", "verify", str(path), "--card", str(card))
     assert code == 1 and "standing: claim (agent_key)" in out
     assert "checked against card: the one recorded" in out
+    # PROFILE §8 (amended): a JWKS alone only lists keys; with the card, the key in it
+    # that verifies the card's signature counts.
     code, out, _ = run(capsys, "record", "verify", str(path), "--jwks", str(jwks))
+    assert code == 0 and "do not count" in out
+    code, out, _ = run(capsys, "record", "verify", str(path), "--jwks", str(jwks),
+                       "--card", str(card))  # fmt: skip
     assert code == 1 and "standing: claim (agent_key)" in out
 
 

@@ -13,9 +13,15 @@ import jsonschema
 import pytest
 
 from a2a_interview import nkeys, reference
-from a2a_interview.cardsig import generate_key, load_private_key, public_jwk, sign_card
+from a2a_interview.cardsig import (
+    generate_key,
+    load_private_key,
+    public_jwk,
+    sign_card,
+    thumbprint,
+)
 from a2a_interview.cli import main
-from a2a_interview.record import schema, standing_reason
+from a2a_interview.record import nkey_jwk, nkey_thumbprint, schema, standing_reason
 from agents import honest
 from servers import serve
 
@@ -85,9 +91,11 @@ def test_an_independent_runner_is_evidence_and_the_jwks_is_collected(
     with serve(honest) as origin:
         document = run(capsys, origin, "--as", "platform", "--runner-key",
                        nkeys.generate_seed(), "--jwks", str(unrelated_jwks))  # fmt: skip
-    assert CARD_THUMBPRINT in document["agent"]["keys"]
-    assert reference.PROPOSAL_KEY in document["agent"]["keys"]
-    assert len(document["agent"]["keys"]) == 3  # the card key, the proposal key, "other"
+    # PROFILE §8 (amended): agent.keys holds the keys that signed (the card key, the
+    # proposal key); the pinned "other" key signed nothing: it is only listed.
+    assert document["agent"]["keys"] == sorted((CARD_THUMBPRINT, reference.PROPOSAL_KEY))
+    other = json.loads(unrelated_jwks.read_text())["keys"][0]
+    assert document["agent"]["listed_keys"] == [thumbprint(other)]
     VALIDATOR.validate(document)
     assert standing_reason(document) == ("evidence", "evidence")
 
@@ -97,3 +105,36 @@ def test_an_unsigned_third_party_run_is_a_claim(capsys: pytest.CaptureFixture[st
         document = run(capsys, origin)
     assert document["ran_by"]["party"] == "third_party"
     assert standing_reason(document) == ("claim", "unsigned")
+
+
+@pytest.mark.parametrize("pinned", [False, True], ids=["jku", "pinned_jwks"])
+def test_an_agent_listing_the_runner_key_cannot_veto_the_evidence(
+    pinned: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 13 finding 1, PROFILE §8 (amended): the platform's runner key is public (it
+    # is in every record). An agent whose JWKS lists it turned the platform's signed run
+    # into "CLAIM (the runner key is one of the agent's own keys)". Listing a key is not
+    # signing with it: the key goes to agent.listed_keys and the run stays evidence.
+    seed = nkeys.generate_seed()
+    runner = nkeys.public_of(nkeys.private_key(seed))
+
+    def listing(origin: str) -> Any:
+        agent = honest(origin)
+        agent.listed_keys.append({**nkey_jwk(runner), "kid": "platform", "use": "sig"})
+        return agent
+
+    extra: list[str] = []
+    if pinned:  # the same JWKS, runner key included, pinned by the user
+        jwks = {"keys": [{k: v for k, v in reference.card_key_jwk().items() if k != "d"},
+                         nkey_jwk(runner)]}  # fmt: skip
+        path = tmp_path / "with-runner.jwks.json"
+        path.write_text(json.dumps(jwks))
+        extra = ["--jwks", str(path)]
+    with serve(listing) as origin:
+        document = run(capsys, origin, "--as", "platform", "--runner-key", seed, *extra)
+    assert document["agent"]["card_signature"]["status"] == "verified"
+    assert nkey_thumbprint(runner) not in document["agent"]["keys"]
+    assert nkey_thumbprint(runner) in document["agent"]["listed_keys"]
+    VALIDATOR.validate(document)
+    assert standing_reason(document) == ("evidence", "evidence")
+    assert document["standing"] == "evidence"

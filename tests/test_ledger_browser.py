@@ -14,7 +14,9 @@ folder is printed. Skipped with the reason when chromium or playwright is missin
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +27,9 @@ from urllib.parse import quote
 
 import pytest
 
+from a2a_interview import nkeys
 from a2a_interview.ledger import Ledger
-from ledger_records import HOSTILE_RUNNER, HOSTILE_URL, Records, build
+from ledger_records import HOSTILE_RUNNER, HOSTILE_URL, RUNNER, RUNNER_SEED, Records, build
 from needs import need
 
 CHROMIUM = "/usr/bin/chromium"
@@ -68,8 +71,12 @@ def origin(records: Records, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with Ledger.open(store) as ledger:
         for body in records.bodies:
             ledger.add(body)
+    # The operator lists the third-party runner's key under its name (PROFILE §8).
+    runners = path.parent / "runners.json"
+    key = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
+    runners.write_text(json.dumps({"runners": [{"key": key, "name": RUNNER}]}))
     proc = subprocess.Popen(
-        [*COMMAND, "ledger", "serve", "--store", store, "--port", "0"],
+        [*COMMAND, "ledger", "serve", "--store", store, "--port", "0", "--runners", str(runners)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -260,3 +267,86 @@ def test_churn_and_unreachable_are_neutral(
     absent_border = page.locator("section.latest").evaluate(border)
     visit(page, agent_url(origin, records.urls[role]), f"agent-{role}")
     assert page.locator("section.latest").evaluate(border) == absent_border
+
+
+# --- issue 13: runners, search, totals, timeline labels, result pages, widths ------------
+
+
+def fits(page: Any) -> None:
+    """Nothing is cut off or needs side scrolling at this width."""
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, overflow
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_every_page_fits_the_width(browser: Any, origin: str, records: Records, width: int) -> None:
+    # issue 13 finding 6: at 1280 px the index cut off its last column; at 390 px it
+    # was clipped.
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for name, url in [
+            ("index", origin + "/"),
+            ("runners", origin + "/runners"),
+            ("agent-consistent", agent_url(origin, records.urls["consistent"])),
+            ("agent-nonconformant", agent_url(origin, records.urls["nonconformant"])),
+            ("agent-hostile-url", agent_url(origin, records.urls["hostile_url"])),
+        ]:
+            visit(page, url, f"{name}-{width}px")
+            fits(page)
+            last = page.locator("table.agents tbody tr td.count").first
+            if name == "index":
+                box = last.bounding_box()
+                assert box is not None and box["x"] + box["width"] <= width
+    finally:
+        context.close()
+
+
+def test_runners_list_names_keys_and_counts(page: Any, origin: str, records: Records) -> None:
+    visit(page, origin + "/runners", "runners")
+    rows = page.locator("table.runners tbody tr")
+    assert rows.count() == 1  # every signed result here is by the one runner key
+    text = rows.first.inner_text()
+    assert RUNNER in text and "(listed)" in text
+    assert nkeys.public_of(nkeys.private_key(RUNNER_SEED)) in text
+    assert re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", text)
+    visit(page, origin + "/", "index-listed-runner")
+    evidence = page.locator("table.agents tbody tr", has_text=records.urls["evidence"]).first
+    assert f"a third party: {RUNNER} (listed runner, key" in evidence.inner_text()
+
+
+def test_search_and_totals(page: Any, origin: str, records: Records) -> None:
+    visit(page, origin + "/", "index-totals")
+    totals = page.locator("p.totals").inner_text()
+    agents = len(set(records.urls.values()))
+    assert totals.startswith(f"{agents} agents · {len(records.bodies)} results (")
+    assert "evidence" in totals and "claim" in totals
+    port = records.urls["evidence"].split(":")[2].split("/")[0]
+    visit(page, f"{origin}/?q={port}", "index-search")
+    assert page.locator("table.agents tbody tr").count() == 1
+    assert f"contains “{port}”: 1." in page.locator("p.search").inner_text()
+
+
+def test_labelled_timeline_older_result_and_claim_reason(
+    page: Any, origin: str, records: Records
+) -> None:
+    visit(page, agent_url(origin, records.urls["consistent"]), "agent-timeline")
+    labels = page.locator("svg.timeline text.mark-label")
+    items = page.locator("ol.marks li")
+    assert labels.count() == items.count() == page.locator("svg.timeline circle").count() == 2
+    for i in range(2):
+        assert re.search(r"\d{4}-\d{2}-\d{2}T", items.nth(i).inner_text())
+    assert page.locator("svg.timeline text.date").count() == 2
+    claim = page.locator("section.latest .why").first.inner_text()
+    assert claim == "(the agent ran it against itself: a claim, never evidence)"
+    # The older result, the third party's evidence, as a page of its own.
+    page.locator("table.records tbody tr").nth(1).locator("a", has_text="read it").click()
+    page.wait_for_load_state()
+    page.screenshot(path=str(SHOTS / "older-result.png"), full_page=True)
+    latest = page.locator("section.latest")
+    assert latest.locator("h2").inner_text().startswith("Result ")
+    assert latest.locator(".standing").first.inner_text() == "EVIDENCE"
+    assert page.locator("section.boundaries").count() == 1
+    assert page.evaluate("() => document.scripts.length") == 0

@@ -4,6 +4,7 @@ recomputed on every read, hostile input refused with fixed words."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,11 @@ from a2a_interview.record import (
     Incomplete,
     RanBy,
     ResultRecord,
+    parse_rfc3339,
+    rfc3339,
     sign_record,
+    signing_bytes,
+    verify_record_signature,
 )
 
 if TYPE_CHECKING:
@@ -32,6 +37,7 @@ from a2a_interview.ledger import (
     Ledger,
     LedgerError,
     NotARecord,
+    NotSane,
     StoreTooNew,
     StoreUnavailable,
 )
@@ -57,7 +63,7 @@ def record(
         card_digest="sha256:" + "1" * 64,
         card_signature=CardSignature("verified", "served", ("served",), "k1", "t" * 43, "jku"),
         ran_by=RanBy(party, name),  # type: ignore[arg-type]
-        started_at="2026-11-29T10:00:00.000Z",
+        started_at=started_before(finished),
         finished_at=finished,
         runs=(),
         advisories=(),
@@ -69,6 +75,12 @@ def record(
             else None
         ),
     ).to_json()
+
+
+def started_before(finished: str) -> str:
+    """A start one second before ``finished`` (PROFILE §8: started_at ≤ finished_at)."""
+    moment = parse_rfc3339(finished)
+    return rfc3339(moment - timedelta(seconds=1)) if moment else "2026-11-29T10:00:00.000Z"
 
 
 def compact(document: Any) -> bytes:
@@ -220,9 +232,12 @@ def test_agents_latest_history_and_due(store_url: str) -> None:
         assert [r.id for r in ledger.history(z.card_url)] == [older.id, old.id, new.id]
         assert ledger.history("https://nobody.example/") == []
         assert ledger.latest(z.card_url) == new
-        now = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
-        assert ledger.due(timedelta(days=5), now) == [z.card_url]
-        assert ledger.due(timedelta(days=20), now) == []
+        # PROFILE §8: due by the store's own receipt time, never the record's times.
+        received = max(r.stored_at for r in ledger.history(z.card_url))
+        assert ledger.due(timedelta(days=5), received + timedelta(days=6)) == [
+            a.card_url for a in agents
+        ]
+        assert ledger.due(timedelta(days=5), received + timedelta(days=4)) == []
         assert ledger.get(10**6) is None
         assert ledger.get(-1) is None
 
@@ -335,6 +350,154 @@ def test_a_record_whose_signature_fails_is_refused_with_the_reason(store_url: st
         with pytest.raises(BadSignature):
             ledger.add(compact(garbled))
         assert ledger.count() == 0
+
+
+# --- sanity (issue 13 findings 2-4, PROFILE §8 as amended) ------------------------------
+
+STRANGER_SEED = nkeys.generate_seed()
+
+
+def with_calls(document: dict[str, Any], *interfaces: str, proposal: str | None = None) -> Any:
+    """``document`` with one run whose calls went to ``interfaces``."""
+    call = {"binding": "JSONRPC", "method": "interview/identity", "params": None,
+            "activated": True, "status": 200, "response_digest": "sha256:" + "2" * 64}  # fmt: skip
+    document["runs"] = [{
+        "card_digest": "sha256:" + "1" * 64,
+        "calls": [{"interface": url, **call} for url in interfaces],
+        "proposals": [] if proposal is None else [
+            {"url": proposal, "digest": "sha256:" + "3" * 64, "result": "ok", "signer": None}
+        ],
+        "conflicts": [], "checks": {},
+    }]  # fmt: skip
+    return document
+
+
+def _edit_member(document: dict[str, Any], path: tuple[str, ...], value: Any) -> Any:
+    target = document
+    for name in path[:-1]:
+        target = target[name]
+    target[path[-1]] = value
+    return document
+
+
+def _times(document: dict[str, Any], started: str, finished: str) -> dict[str, Any]:
+    document["started_at"], document["finished_at"] = started, finished
+    return document
+
+
+A_RUN = with_calls(record("https://a.example"), "https://a.example/rpc", "https://a.example/rest")
+
+
+def _filed_as_b(document: dict[str, Any], b: str = "https://b.example") -> dict[str, Any]:
+    forged = json.loads(json.dumps(document))
+    forged["agent"]["url"], forged["agent"]["card_url"] = b, b + "/.well-known/agent-card.json"
+    forged["outcome"] = "non_conformant"
+    return forged
+
+
+INSANE: list[tuple[str, Any, str]] = [
+    # finding 2: a record dated 2099 became the agent's latest and blocked scheduling.
+    ("2099 signed", sign_record(_times(record(), "2099-01-01T00:00:00Z",
+                                       "2099-01-01T00:00:01Z"), RUNNER_SEED), "from_the_future"),
+    ("9999 unsigned self-run", _times(record(party="self"), "2026-11-29T10:00:00Z",
+                                      "9999-12-31T23:59:59Z"), "from_the_future"),
+    ("an hour ahead", _times(record(), "2026-11-29T10:00:00Z",
+                             rfc3339(datetime.now(UTC) + timedelta(hours=1))), "from_the_future"),
+    ("finished before started", sign_record(_times(record(), "2026-11-29T10:00:01Z",
+                                                   "2026-11-29T10:00:00Z"), RUNNER_SEED),
+     "finished_before_started"),
+    ("finished before started, other zones", _times(record(), "2026-11-29T11:00:00+01:00",
+                                                    "2026-11-29T09:59:59Z"),
+     "finished_before_started"),
+    # finding 3: A's run (its calls name A's interfaces) filed as B's, signed by a stranger.
+    ("A's run filed as B's", sign_record(_filed_as_b(A_RUN), STRANGER_SEED), "calls_elsewhere"),
+    ("A's run filed under A's parent's sibling", sign_record(
+        _filed_as_b(with_calls(record("https://a.shop.example"), "https://a.shop.example/rpc"),
+                    "https://b.shop.example"), STRANGER_SEED), "calls_elsewhere"),
+    ("calls on an IP for a named host", with_calls(record(), "https://192.0.2.1/rpc"),
+     "calls_elsewhere"),
+    ("a call with no interface", with_calls(record(), "https:///rpc"), "calls_elsewhere"),
+    # finding 3: a card URL of javascript:alert(1) was accepted as an agent.
+    ("javascript: card URL", _edit_member(record(), ("agent", "card_url"),
+                                         "javascript:alert(1)"), "url_scheme"),
+    ("JAVASCRIPT: agent URL", _edit_member(record(), ("agent", "url"),
+                                          "JAVASCRIPT:alert(1)//https://a.example"), "url_scheme"),
+    ("data: card URL", _edit_member(record(), ("agent", "card_url"),
+                                   "data:text/html,<script>1</script>"), "url_scheme"),
+    ("ftp: card URL", _edit_member(record(), ("agent", "card_url"), "ftp://a.example/c.json"),
+     "url_scheme"),
+    ("javascript: interface", with_calls(record(), "javascript:alert(1)"), "url_scheme"),
+    ("file: proposal", with_calls(record(), "https://a.example/rpc", proposal="file:///etc/x"),
+     "url_scheme"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("document", "reason"), [i[1:] for i in INSANE], ids=[i[0] for i in INSANE]
+)
+def test_an_insane_record_is_refused_with_its_reason(
+    store_url: str, document: Any, reason: str
+) -> None:
+    # PROFILE §8 (amended): a store refuses a record failing the sanity checks.
+    with Ledger.open(store_url) as ledger:
+        ledger.add(signed(record("https://a.example")))
+        with pytest.raises(NotSane) as refused:
+            ledger.add(compact(document))
+        assert refused.value.sanity == reason and refused.value.code == "not_sane"
+        assert refused.value.reason.endswith("(PROFILE §8)")
+        assert ledger.count() == 1
+        # ... so no future record becomes the agent's latest or keeps it off the schedule.
+        assert ledger.due(timedelta(days=1), datetime.now(UTC) + timedelta(days=2)) == [
+            "https://a.example/.well-known/agent-card.json"
+        ]
+
+
+def test_interfaces_on_the_agents_host_or_its_subdomains_are_its_own() -> None:
+    # docs/decisions.md (Ledger store, sanity): the card's host, a subdomain, a parent,
+    # www. set aside; ports and schemes may differ.
+    from a2a_interview.record import record_sanity
+
+    now = datetime.now(UTC)
+    for interface in ("https://a.example:8443/rpc", "http://api.a.example/rpc",
+                      "https://A.EXAMPLE./rpc", "https://www.a.example/rpc"):  # fmt: skip
+        assert record_sanity(with_calls(record("https://a.example"), interface), now) is None
+    www = with_calls(record("https://www.shop.example"), "https://api.shop.example/rpc")
+    assert record_sanity(www, now) is None
+    assert record_sanity(record(), now) is None
+
+
+def test_one_run_is_one_row_whatever_its_signatures(store_url: str) -> None:
+    # issue 13 finding 4, PROFILE §8: the identity is the JCS digest without signatures.
+    document = sign_record(record(), RUNNER_SEED)
+    repeated = {**document, "signatures": document["signatures"] * 3}
+    # A second signature, by another key over the same bytes, appended: it verifies.
+    other = nkeys.private_key(OTHER_SEED)
+    sig = base64.urlsafe_b64encode(other.sign(signing_bytes(document))).rstrip(b"=").decode()
+    added = {**document, "signatures": [*document["signatures"],
+                                        {"key": nkeys.public_of(other), "sig": sig}]}  # fmt: skip
+    assert verify_record_signature(added).status == "valid"
+    with Ledger.open(store_url) as ledger:
+        first, new = ledger.put(compact(document))
+        for variant in (repeated, added, {**added, "signatures": added["signatures"][::-1]}):
+            again, new_again = ledger.put(compact(variant))
+            assert new and not new_again and again.id == first.id
+        assert ledger.count() == 1
+        assert ledger.get(first.id).body == compact(document)  # type: ignore[union-attr]
+
+
+def test_a_stripped_copy_stored_first_does_not_veto_the_signed_run(store_url: str) -> None:
+    # One run, one row: the unsigned copy (anyone can strip a signature) is replaced by
+    # the runner's signed bytes when they arrive, never the other way round.
+    document = sign_record(record(), RUNNER_SEED)
+    stripped = {k: v for k, v in document.items() if k != "signatures"}
+    with Ledger.open(store_url) as ledger:
+        copy_, _ = ledger.put(compact(stripped))
+        assert copy_.standing == "claim"
+        kept, new = ledger.put(compact(document))
+        assert not new and kept.id == copy_.id
+        assert kept.body == compact(document) and kept.standing == "evidence"
+        assert ledger.put(compact(stripped))[0].body == compact(document)
+        assert ledger.count() == 1
 
 
 HOSTILE: list[tuple[bytes, str]] = [
@@ -518,7 +681,7 @@ def test_the_ledger_surface_is_pinned() -> None:
 
     assert sorted(ledger.__all__) == sorted([
         "DEFAULT_STORE", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL", "Ledger",
-        "LedgerError", "NotARecord", "RecordRefused", "StoreTooNew", "StoreUnavailable",
+        "LedgerError", "NotARecord", "NotSane", "RecordRefused", "StoreTooNew", "StoreUnavailable",
         "StoredRecord", "agent_key", "parse_store_url",
     ])  # fmt: skip
     for name in ledger.__all__:
@@ -537,3 +700,51 @@ def test_a_missing_postgresql_skips_here_and_fails_under_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match=r"a missing part is a failure"):
         pg.missing("PostgreSQL binaries not found")
+
+
+# --- the summary kept at write time (issue 13 finding 5) ---------------------------------
+
+
+def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
+    # What the index shows per agent is kept in the store as records are written, so
+    # a page reads O(page) rows; it always agrees with the records themselves.
+    document = sign_record(record("https://b.example"), RUNNER_SEED)
+    stripped = {k: v for k, v in document.items() if k != "signatures"}
+    with Ledger.open(store_url) as ledger:
+        ledger.put_many([
+            signed(record("https://a.example", finished="2026-11-01T00:00:00Z")),
+            compact(record("https://a.example", party="self", finished="2026-11-02T00:00:00Z")),
+            signed(record("https://a.example", finished="2026-10-01T00:00:00Z")),
+            compact(stripped),
+            signed(record("https://c_%.example")),
+        ])  # fmt: skip
+        a = "https://a.example/.well-known/agent-card.json"
+        b = "https://b.example/.well-known/agent-card.json"
+        totals = ledger.totals()
+        assert (totals.agents, totals.results, totals.evidence, totals.claims) == (3, 5, 3, 2)
+        page, total = ledger.agents_page(0, 2)
+        assert total == 3 and [s.card_url for s in page] == [a, b]
+        assert (page[0].count, page[0].evidence) == (3, 2)
+        assert page[0].latest.finished_at == datetime(2026, 11, 2, tzinfo=UTC)
+        assert (page[1].count, page[1].evidence) == (1, 0)
+        # The signed bytes replace the stripped copy: the summary follows.
+        ledger.put(compact(document))
+        assert ledger.summary(b).evidence == 1  # type: ignore[union-attr]
+        assert ledger.totals().evidence == 4
+        # Search is on the card URL, its % and _ taken literally.
+        assert [s.card_url for s in ledger.agents_page(0, 10, "_%")[0]] == [
+            "https://c_%.example/.well-known/agent-card.json"
+        ]
+        assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1
+        assert ledger.agents_page(0, 10, "%")[1] == 1
+        # History a page at a time, newest first; evidence candidates; places.
+        newest = ledger.history_page(a, 0, 2)
+        assert [r.finished_at.day for r in newest] == [2, 1]
+        assert [r.finished_at.month for r in ledger.history_page(a, 2, 2)] == [10]
+        [evidence, older] = ledger.latest_evidence(a)
+        assert ledger.newer_than(evidence) == 1 and ledger.newer_than(older) == 2
+        assert ledger.summary("https://nobody.example/") is None
+        # A full recount (ledger migrate) agrees with what was kept.
+        kept = ledger.agents()
+        ledger.migrate()
+        assert ledger.agents() == kept

@@ -103,7 +103,7 @@ def rows_of(html: str) -> list[dict[str, str]]:
         cells = match.group(1)
         url = re.search(r'<bdi class="agent-text">(.*?)</bdi>', cells, re.S)
         outcome = re.search(r'<span class="outcome ([a-z]+)"[^>]*>(.*?)</span>', cells, re.S)
-        standing = re.search(r'<span class="standing ([a-z]+)"', cells)
+        standing = re.search(r'<span class="standing ([a-z]+)[ "]', cells)
         assert url and outcome and standing
         out.append(
             {"url": url.group(1), "tone": outcome.group(1), "outcome": outcome.group(2),
@@ -152,8 +152,10 @@ async def test_who_ran_it_and_the_standing_are_shown_with_every_result(
     # third-party evidence.
     assert listed[records.urls["consistent"]]["standing"] == "claim"
     page = Tags((await client.get("/")).text).all_text()
-    assert "a third party: Example Audits" in page
-    assert "the agent itself (self-run): Stonework" in page
+    # PROFILE §8: a runner is its key; a name in the record is shown as self-declared.
+    assert "a third party: unlisted key " in page
+    assert "(self-declared name: Example Audits)" in page
+    assert "the agent itself (self-run): no runner key (self-declared name: Stonework)" in page
 
 
 async def test_an_unsigned_third_party_record_is_a_claim(
@@ -223,7 +225,8 @@ async def test_a_latest_claim_is_shown_beside_the_newest_evidence(
     latest = Tags(re.search(r'<section class="latest.*?</section>', html, re.S).group())
     text = re.sub(r"\s", "", latest.all_text())
     assert "StandingCLAIM" in text
-    assert "LatestevidenceconsistentEVIDENCEbyathirdparty:ExampleAudits" in text
+    assert "LatestevidenceconsistentEVIDENCEBYANUNLISTEDRUNNERbyathirdparty:unlistedkey" in text
+    assert "(self-declaredname:ExampleAudits)" in text
     only = (await client.get(f"/agents/{ref(records.urls['evidence'])}")).text
     assert "Latest evidence" not in only  # the latest is the evidence already
 
@@ -269,7 +272,9 @@ async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
         assert anchor in rows[int(page)], link
     assert api["latest"]["standing"] == "claim"
     assert api["latest_evidence"]["standing"] == "evidence"
-    assert api["latest_evidence"]["finished_at"] == "2026-01-28 00:00:01 UTC"  # the last of 55
+    assert (
+        api["latest_evidence"]["finished_at"] == "2026-01-28T00:00:01.000Z"
+    )  # RFC 3339 (issue 13 finding 7)
 
 
 async def test_the_latest_evidence_links_to_the_page_holding_it(
@@ -284,7 +289,8 @@ async def test_the_latest_evidence_links_to_the_page_holding_it(
     with Ledger.open(f"sqlite:///{tmp_path / 'late.db'}") as late:
         kept = late.add(records.bodies[2])
         for day in range(55):
-            mine["finished_at"] = f"2027-01-{1 + day % 28:02d}T0{day // 28}:00:01.000Z"
+            # Later than the evidence, not later than the reader's clock (PROFILE §8).
+            mine["finished_at"] = f"2026-11-{10 + day % 15:02d}T0{day // 15}:00:01.000Z"
             late.add(json.dumps(mine).encode())
         url = ref(evidence["agent"]["card_url"])
         async with httpx.AsyncClient(
@@ -467,12 +473,13 @@ async def test_an_unknown_agent_is_a_fixed_404_that_repeats_nothing(
 class _Down:
     """A ledger whose store went away after the page started (a database restart)."""
 
-    def _fail(self, *_: Any) -> Any:
+    def _fail(self, *_: Any, **__: Any) -> Any:
         from a2a_interview.ledger import StoreUnavailable
 
         raise StoreUnavailable("the store cannot be opened or reached")
 
-    agents = history = get = _fail
+    agents_page = totals = summary = history_page = latest_evidence = newer_than = get = _fail
+    runners = _fail
 
 
 async def test_a_store_that_cannot_be_read_is_a_fixed_503(client: httpx.AsyncClient) -> None:
@@ -606,10 +613,10 @@ def _point(**changes: Any) -> Row:
 
 def test_the_timeline_escapes_every_string_it_writes() -> None:
     hostile = _point(id='1"><script>', runner_name="</title><script>x()</script>",
-                     started_at="<b>")  # fmt: skip
+                     finished_at="<b>x</b><script>")  # fmt: skip
     svg = timeline_svg([hostile])
     tags = Tags(svg).tags
-    assert {t for t, _ in tags} == {"svg", "title", "line", "a", "circle"}
+    assert {t for t, _ in tags} == {"svg", "title", "line", "a", "circle", "text"}
     assert "<script" not in svg and "<b>" not in svg
     assert 'href="#record-1&quot;&gt;&lt;script&gt;"' in svg
 
@@ -707,3 +714,137 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+# --- runners are keys (issue 13 finding 3, PROFILE §8 "Who ran it") -----------------------
+
+
+async def test_the_strangers_acme_market_is_not_acme_market(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 13 finding 3: a record re-signed with a fresh key as party platform, name
+    # "Acme Market", showed on the index exactly like Acme's real rows. A runner is its
+    # key: the operator lists Acme's key; the stranger's row is shown by its key's
+    # fingerprint, its name marked self-declared, its evidence worded apart.
+    from a2a_interview import nkeys
+    from a2a_interview.cli import main
+    from a2a_interview.ledger.runners import fingerprint, read_runners
+    from test_ledger_store import record
+
+    acme_seed, stranger_seed = nkeys.generate_seed(), nkeys.generate_seed()
+    acme = nkeys.public_of(nkeys.private_key(acme_seed))
+    stranger = nkeys.public_of(nkeys.private_key(stranger_seed))
+    runners_file = tmp_path / "runners.json"
+    runners_file.write_text(json.dumps({"runners": [{"key": acme, "name": "Acme Market"}]}))
+    runners = read_runners(runners_file.read_bytes())
+    real = sign_record(record("https://real.example", party="platform", name="Acme Market"),
+                       acme_seed)  # fmt: skip
+    fake = sign_record(record("https://fake.example", party="platform", name="Acme Market"),
+                       stranger_seed)  # fmt: skip
+    store = tmp_path / "acme.db"
+    with Ledger.open(f"sqlite:///{store}") as ledger:
+        ledger.add(json.dumps(real).encode())
+        ledger.add(json.dumps(fake).encode())
+        transport = httpx.ASGITransport(app=app(ledger, runners))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            index = (await c.get("/")).text
+            api = (await c.get("/api/agents")).json()
+            page = (await c.get("/runners")).text
+            seen = (await c.get("/api/runners")).json()["runners"]
+            fake_page = (await c.get(f"/agents/{ref(fake['agent']['card_url'])}")).text
+    rows = {r["card_url"].split("/")[2]: r["latest"] for r in api["agents"]}
+    assert rows["real.example"]["runner"]["listed_name"] == "Acme Market"
+    assert rows["real.example"]["standing_words"] == "evidence"
+    assert rows["fake.example"]["runner"] == {
+        "key": stranger, "fingerprint": fingerprint(stranger), "listed": False,
+        "listed_name": None, "self_declared_name": "Acme Market",
+        "label": f"unlisted key {fingerprint(stranger)} (self-declared name: Acme Market)",
+    }  # fmt: skip
+    assert rows["fake.example"]["standing_words"] == "evidence by an unlisted runner"
+    text = Tags(index).all_text()
+    assert f"a platform: Acme Market (listed runner, key {fingerprint(acme)})" in text
+    assert (
+        f"a platform: unlisted key {fingerprint(stranger)} (self-declared name: Acme Market)"
+        in text
+    )
+    assert text.count("EVIDENCE BY AN UNLISTED RUNNER") == 1
+    assert "EVIDENCE BY AN UNLISTED RUNNER" in Tags(fake_page).all_text()
+    # The runners page: every key seen, listed or not, with its counts.
+    assert {(r["key"], r["listed"], r["results"]) for r in seen} == {
+        (acme, True, 1), (stranger, False, 1)
+    }  # fmt: skip
+    assert all(r["first_seen"].endswith("Z") for r in seen)
+    assert "Acme Market" in page and fingerprint(stranger) in page  # type: ignore[operator]
+    # The CLI names runners the same way.
+    assert main(["ledger", "list", "--store", str(store), "--runners", str(runners_file)]) == 0
+    out = capsys.readouterr().out
+    assert "ran by: Acme Market (listed runner" in out
+    assert f"ran by: unlisted key {fingerprint(stranger)} (self-declared name: Acme Market)" in out
+    assert "evidence by an unlisted runner" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b"[]", "must be"), (b'{"runners": [{"key": "nope", "name": "x"}]}', "public nkey"),
+     (b'{"runners": [{"key": "KEY", "name": ""}]}', "printable"),
+     (b'{"runners": [{"key": "KEY", "name": "a\\u0007"}]}', "printable"),
+     (b'{"runners": [{"key": "KEY", "name": "A"}, {"key": "KEY", "name": "B"}]}', "twice"),
+     (b"{oops", "strict I-JSON")],
+)  # fmt: skip
+def test_a_bad_runners_file_is_one_usage_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str
+) -> None:
+    from a2a_interview import nkeys
+    from a2a_interview.cli import main
+
+    key = nkeys.public_of(nkeys.private_key(nkeys.generate_seed()))
+    path = tmp_path / "runners.json"
+    path.write_bytes(content.replace(b"KEY", key.encode()))
+    for command in (["list"], ["show", "https://a.example"]):
+        code = main(["ledger", *command, "--store", str(tmp_path / "l.db"), "--runners", str(path)])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and "[bad_runners]" in err and "Traceback" not in err
+
+
+async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Records) -> None:
+    # issue 13 finding 6: search by card URL; totals that never count an outcome
+    # (interview §9: absence is never read as negative, so nothing is filtered by it).
+    port = records.urls["evidence"].split(":")[2].split("/")[0]
+    listed = (await client.get(f"/api/agents?q={port}")).json()
+    assert listed["matching"] == 1
+    assert [a["card_url"] for a in listed["agents"]] == [records.urls["evidence"]]
+    totals = listed["totals"]
+    assert totals["results"] == totals["evidence"] + totals["claims"] == len(records.bodies)
+    assert set(totals) == {"agents", "results", "evidence", "claims"}
+    page = Tags((await client.get(f"/?q={port}")).text).all_text()
+    assert f"Agents whose card URL contains “{port}”: 1." in page
+    assert f"{totals['agents']} agents · {totals['results']} results" in re.sub(r"\s+", " ", page)
+    assert "EVIDENCE" in page
+    nothing = Tags((await client.get("/?q=no-such-agent")).text).all_text()
+    assert "No agent's card URL contains that." in nothing
+    for bad in ("q=" + "x" * 201, "q=a&q=b", "q=%00"):
+        assert (await client.get(f"/api/agents?{bad}")).status_code == 400
+
+
+async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
+    client: httpx.AsyncClient, records: Records, ledger: Ledger
+) -> None:
+    # issue 13 finding 6: older results only as raw JSON; a claim never said why; the
+    # timeline's marks had no label. Every result has its page, every mark a dated label.
+    html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
+    links = re.findall(r'<a href="/records/(\d+)">read it</a>', html)
+    assert len(links) == 2
+    marks = re.findall(r'<ol class="marks">(.*?)</ol>', html, re.S)[0]
+    assert len(re.findall(r"<li ", marks)) == 2 == html.count('class="mark-label"')
+    assert re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", marks)
+    for record_id in links:
+        page = await client.get(f"/records/{record_id}")
+        assert page.status_code == 200 and page.headers["content-security-policy"] == CSP
+        text = Tags(page.text).all_text()
+        assert f"Result {record_id}" in text and "this agent's history" in text
+        stored = ledger.get(int(record_id))
+        assert stored is not None
+        if stored.document["ran_by"]["party"] == "self":
+            assert "CLAIM (the agent ran it against itself: a claim, never evidence)" in text
+    assert (await client.get("/records/999999")).status_code == 404
+    assert (await client.get("/records/x")).status_code == 404

@@ -26,6 +26,8 @@ from a2a_interview.errors import (
 from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
+    STANDING_REASONS,
+    STANDING_WHY,
     CallRecord,
     CardSignature,
     Incomplete,
@@ -37,6 +39,7 @@ from a2a_interview.record import (
     nkey_thumbprint,
     proposal_keys,
     read_record,
+    record_sanity,
     rfc3339,
     schema,
     sign_record,
@@ -321,13 +324,34 @@ def test_a_stranger_signed_record_is_evidence_until_altered() -> None:
     assert standing_reason(document) == ("claim", "signature_invalid")
 
 
-def test_a_runner_key_named_as_a_card_kid_is_a_claim() -> None:
-    # A kid is often the key's thumbprint or nkey: the record itself names the key.
+@pytest.mark.parametrize("status", ["key_unavailable", "invalid", "verified"])
+def test_a_runner_key_named_as_a_card_kid_or_listed_is_no_veto(status: str) -> None:
+    # issue 13 finding 1, PROFILE §8 (amended): a kid is any string the agent chooses,
+    # and agent.listed_keys holds keys it merely lists. Neither is a key that signed, so
+    # naming the platform's public runner key there cannot turn its evidence into a claim.
     runner = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
     for kid in (runner, nkey_thumbprint(runner)):
-        signature = CardSignature("key_unavailable", kid=kid)
-        document = make("platform", agent_keys=(), card_signature=signature)
-        assert standing_of(document.signed(RUNNER_SEED).to_json()) == "claim"
+        signature = CardSignature(status, kid=kid, thumbprint=CARD_THUMBPRINT)
+        document = (
+            make(
+                "platform",
+                agent_keys=(CARD_THUMBPRINT,),
+                listed_keys=(runner, str(nkey_thumbprint(runner))),
+                card_signature=signature,
+            )
+            .signed(RUNNER_SEED)
+            .to_json()
+        )
+        VALIDATOR.validate(document)
+        assert standing_reason(document) == ("evidence", "evidence")
+
+
+def test_the_verified_card_key_named_only_as_thumbprint_is_still_a_claim() -> None:
+    # The thumbprint of the key that *verified* the card is a key that signed.
+    signature = CardSignature("verified", thumbprint=nkey_thumbprint(
+        nkeys.public_of(nkeys.private_key(RUNNER_SEED))))  # fmt: skip
+    document = make("platform", agent_keys=(), card_signature=signature)
+    assert standing_reason(document.signed(RUNNER_SEED).to_json()) == ("claim", "agent_key")
 
 
 def test_agent_key_ids_and_proposal_keys() -> None:
@@ -471,3 +495,68 @@ def test_every_standing_reason_has_its_report_line() -> None:
     for reason, document in seen.items():
         assert standing_reason(document)[1] == reason
         assert _WHY[reason] in render_report(document)  # type: ignore[index]
+
+
+# --- sanity (issue 13 findings 2-3, PROFILE §8 as amended) ------------------------------
+
+
+def _sane_edit(edit: Any) -> dict[str, Any]:
+    document = make("platform", agent_keys=AGENT_KEYS).to_json()
+    edit(document)
+    return sign_record(document, RUNNER_SEED)
+
+
+def _set(*path_value: Any) -> Any:
+    *path, value = path_value
+
+    def edit(document: dict[str, Any]) -> None:
+        target: Any = document
+        for name in path[:-1]:
+            target = target[name]
+        target[path[-1]] = value
+
+    return edit
+
+
+def _filed_as_b(document: dict[str, Any]) -> None:
+    document["agent"]["url"] = "https://b.example"
+    document["agent"]["card_url"] = "https://b.example/.well-known/agent-card.json"
+    document["outcome"] = "non_conformant"
+
+
+SANITY = [
+    ("finished 2099", _set("finished_at", "2099-01-01T00:00:00Z"), "from_the_future"),
+    ("finished 9999", _set("finished_at", "9999-12-31T23:59:59Z"), "from_the_future"),
+    ("finished before started", _set("started_at", "2026-11-29T10:00:02Z"),
+     "finished_before_started"),
+    ("no zone", _set("finished_at", "2026-11-29T10:00:01"), "times_unreadable"),
+    ("A's run filed as B's", _filed_as_b, "calls_elsewhere"),
+    ("javascript: card URL", _set("agent", "card_url", "javascript:alert(1)"), "url_scheme"),
+    ("vbscript: agent URL", _set("agent", "url", " vbscript:x"), "url_scheme"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "reason"), [s[1:] for s in SANITY], ids=[s[0] for s in SANITY])
+def test_an_insane_record_is_a_claim_with_its_reason(edit: Any, reason: str) -> None:
+    # PROFILE §8 (amended): every reader checks sanity; outside a store a failing record
+    # is shown as a claim with its reason, however well signed.
+    document = _sane_edit(edit)
+    assert verify_record_signature(document).status == "valid"
+    assert standing_reason(document) == ("claim", reason)
+    assert STANDING_WHY[reason] in render_report(document)  # type: ignore[index]
+
+
+def test_the_reader_clock_decides_the_future_with_five_minutes_of_slack() -> None:
+    document = make("platform", agent_keys=AGENT_KEYS).signed(RUNNER_SEED).to_json()
+    finished = datetime(2026, 11, 29, 10, 0, 1, 250000, tzinfo=UTC)
+    assert record_sanity(document, finished - timedelta(minutes=4, seconds=59)) is None
+    late = record_sanity(document, finished - timedelta(minutes=5, seconds=1))
+    assert late is not None and late.reason == "from_the_future"
+    assert standing_reason(document, now=finished) == ("evidence", "evidence")
+    with pytest.raises(ValueError):
+        record_sanity(document, finished.replace(tzinfo=None))
+
+
+def test_every_standing_reason_has_its_words() -> None:
+    # One vocabulary, defined once (issue 13 finding 7).
+    assert set(STANDING_WHY) == set(STANDING_REASONS)

@@ -79,6 +79,16 @@ def _old_record(origin: str) -> bytes:
     return json.dumps(failed_record(origin, options).to_json()).encode()
 
 
+def _received_long_ago(store: str) -> None:
+    """Every record as if the store had received it long ago: the schedule goes by the
+    store's own receipt time, never the record's (PROFILE §8)."""
+    engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE ledger_records SET stored_at = :t"), {"t": LONG_AGO})
+        connection.execute(sa.text("UPDATE ledger_agents SET last_received = :t"), {"t": LONG_AGO})
+    engine.dispose()
+
+
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -131,6 +141,7 @@ def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
         card_url = ledger.add(_old_record(origin)).card_url
+    _received_long_ago(store)
 
     scheduled = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
     assert scheduled.returncode == 0, scheduled.stderr
@@ -179,6 +190,7 @@ def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_mo
     origin = "http://127.0.0.1:9"  # never contacted: the job finds its record first
     with Ledger.open(store) as ledger:
         card_url = ledger.add(_old_record(origin)).card_url
+    _received_long_ago(store)
     assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
     [(job_id, status, _)] = _jobs(store)
     assert status == "todo"
@@ -212,6 +224,7 @@ def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) 
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
         ledger.add(_old_record("http://127.0.0.1:9"))
+    _received_long_ago(store)
     engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.begin() as connection:
         connection.execute(sa.text("DROP TABLE procrastinate_jobs CASCADE"))
@@ -268,3 +281,33 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
     last = err.splitlines()[-1]
     assert STAMPED.match(last) and "stopped by Ctrl-C or SIGTERM" in last, err
     assert "Traceback" not in err
+
+
+def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:
+    # issue 13 finding 8: workers printed full tracebacks while PostgreSQL restarted
+    # (they recovered). Now: one line when the store goes, one when it is back.
+    store = postgres_server.database()
+    with Ledger.open(store):
+        pass
+    worker = _worker(store, "--recover-every", "0.5")
+    try:
+        time.sleep(3)  # waiting for jobs
+        postgres_server.stop()
+        try:
+            time.sleep(3)
+        finally:
+            postgres_server.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with Ledger.open(store) as ledger:  # the store is back for clients too
+                ledger.count()
+                break
+        time.sleep(3)  # the worker's next probe
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=60)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in err, err
+    assert lines.count("the store cannot be reached; the worker keeps trying") == 1, err
+    assert lines.count("the store answers again; the worker goes on") == 1, err
+    assert not any("error connecting" in line for line in lines), err

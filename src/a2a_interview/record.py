@@ -24,38 +24,46 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, Final, Literal, get_args
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import nkeys
-from .cardsig import thumbprint, verify_card
+from .cardsig import CardSignatureReport, thumbprint, verify_card
 from .checks import Advisory, Check, CheckStatus, Conflict, Outcome
 from .errors import IngressError, KeyFormatError, SignatureError, WireFormatError
 from .ijson import JSONObject, loads
-from .jcs import canonicalize
+from .jcs import canonicalize, digest
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT, RESULT_SIGNING_PREFIX
+from .terms import verify_uncommitted
 
 __all__ = [
+    "CLOCK_SKEW",
     "DOES_NOT_ESTABLISH",
     "PARTIES",
+    "SANITY_REASONS",
     "STANDING_REASONS",
+    "STANDING_WHY",
     "CallRecord",
     "CardSignature",
     "CredentialKind",
     "Credentials",
     "Incomplete",
+    "Insane",
     "Party",
     "ProposalRecord",
     "RanBy",
     "RecordSignature",
     "ResultRecord",
     "Run",
+    "SanityReason",
     "Standing",
     "StandingReason",
     "agent_key_ids",
@@ -63,14 +71,19 @@ __all__ = [
     "member_at",
     "nkey_jwk",
     "nkey_thumbprint",
+    "parse_rfc3339",
     "proposal_keys",
+    "proposal_signer",
     "read_record",
+    "record_identity",
+    "record_sanity",
     "rfc3339",
     "schema",
     "sign_record",
     "signing_bytes",
     "standing_of",
     "standing_reason",
+    "verified_key_ids",
     "verify_record_signature",
 ]
 
@@ -79,7 +92,21 @@ PARTIES: Final[tuple[Party, ...]] = get_args(Party)
 Standing = Literal["claim", "evidence"]
 
 # Why a record has the standing it has (standing_reason), as the report names it.
+# Why a record fails the sanity of PROFILE §8 (record_sanity): a store refuses it, a
+# display shows it as a claim with this reason.
+SanityReason = Literal[
+    "times_unreadable",  # started_at or finished_at is not an RFC 3339 time with a zone
+    "finished_before_started",  # finished_at is earlier than started_at
+    "from_the_future",  # finished_at is later than the reader's clock + 5 minutes
+    "url_scheme",  # a URL of the record is not http or https
+    "calls_elsewhere",  # a call names an interface that is not the named agent's
+]
+SANITY_REASONS: Final[tuple[SanityReason, ...]] = get_args(SanityReason)
+# PROFILE §8: the reader's clock may lag the runner's by this much.
+CLOCK_SKEW: Final = timedelta(minutes=5)
+
 StandingReason = Literal[
+    SanityReason,
     "evidence",  # an independent runner, signed, holding none of the agent's keys
     "self_run",  # ran_by.party is self (or not a party at all)
     "unsigned",  # nothing binds the record to the runner it names
@@ -87,7 +114,24 @@ StandingReason = Literal[
     "agent_key",  # the runner key is one of the agent's keys
     "agent_keys_missing",  # agent.keys absent or malformed: the runner cannot be cleared
 ]
-STANDING_REASONS: Final[tuple[StandingReason, ...]] = get_args(StandingReason)
+STANDING_REASONS: Final[tuple[StandingReason, ...]] = get_args(StandingReason)  # flattened
+
+# PROFILE §8: why a record has the standing it has, one fixed line per reason: the one
+# vocabulary of the report, `record verify`, the ledger's pages and its API.
+STANDING_WHY: Final[Mapping[StandingReason, str]] = {
+    "evidence": "an independent runner signed it with a key that is none of the agent's",
+    "self_run": "the agent ran it against itself: a claim, never evidence",
+    "unsigned": "no runner signature binds it to the party it names",
+    "signature_invalid": "the runner signature does not verify",
+    "agent_key": "the runner key is one of the agent's own keys",
+    "agent_keys_missing": "it does not record the agent's keys, so the runner cannot be "
+    "told apart from the agent",
+    "times_unreadable": "its times are not RFC 3339 times with a zone",
+    "finished_before_started": "it says it finished before it started",
+    "from_the_future": "it says it finished later than now",
+    "url_scheme": "it names a URL that is not http or https",
+    "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
+}
 
 # PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
 # (selective honesty: conduct is reputation's territory).
@@ -290,10 +334,14 @@ class ResultRecord:
     outcome: Outcome
     checks: Mapping[Check, CheckStatus] = field(default_factory=dict)
     incomplete: Incomplete | None = None
-    # agent.keys (PROFILE §8): RFC 7638 thumbprints and proposal signers' nkeys, sorted.
+    # agent.keys (PROFILE §8): RFC 7638 thumbprints of keys that verified a card
+    # signature and nkeys of proposal signers whose signature verified, sorted.
     agent_keys: tuple[str, ...] = ()
     # credentials: the kind sent to the agent's origin (None: not stated, older records).
     credentials: Credentials | None = None
+    # agent.listed_keys: keys the agent merely lists (its JWKS, an unverified kid, a
+    # proposal's unverified signer); informational, never affecting standing.
+    listed_keys: tuple[str, ...] = ()
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -325,6 +373,7 @@ class ResultRecord:
                     self.card_signature.to_json() if self.card_signature is not None else None
                 ),
                 "keys": sorted(set(self.agent_keys)),
+                "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",
@@ -345,6 +394,126 @@ class ResultRecord:
         if self.signatures:
             out["signatures"] = [{"key": k, "sig": s} for k, s in self.signatures]
         return out
+
+
+# ---------------------------------------------------------------------------------------
+# Sanity (PROFILE §8): checked by every reader before a record is shown or stored
+
+# RFC 3339 §5.6 date-time (``T`` or a space, any fraction), and the same without a
+# zone so that its absence is named. ``datetime.fromisoformat`` alone takes ISO 8601
+# spellings RFC 3339 does not (``20261129T100000Z``, ``2026-W48-7``, ``+05``).
+_RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?P<zone>[Zz]|[+-]\d{2}:\d{2})?",
+    re.ASCII,
+)
+
+
+def parse_rfc3339(text: Any) -> datetime | None:
+    """``text`` as an aware UTC datetime when it is an RFC 3339 date-time with a zone;
+    ``None`` otherwise (no zone, another ISO 8601 spelling, out of range). Never raises."""
+    shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
+    if shape is None or shape["zone"] is None:
+        return None
+    try:
+        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
+        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
+def record_identity(record: Mapping[str, Any]) -> str:
+    """A run's identity (PROFILE §8): ``sha256:`` of the JCS of the record without
+    ``signatures``, so the same run with signatures repeated, added or removed is one
+    record. Raises ``CanonicalizationError`` for a record JSON cannot carry."""
+    return digest({k: v for k, v in record.items() if k != "signatures"})
+
+
+@dataclass(frozen=True, slots=True)
+class Insane:
+    """Why a record fails the sanity of PROFILE §8: a fixed ``reason`` code and fixed
+    ``detail`` words (never a value from the record)."""
+
+    reason: SanityReason
+    detail: str
+
+
+def _host(url: Any) -> str | Literal[False] | None:
+    """The lowercased host of an ``http``/``https`` URL; ``None`` for a URL without
+    one; ``False`` for anything that is not an http(s) URL."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme.lower() not in ("http", "https"):
+        return False
+    return host.rstrip(".") if host else None
+
+
+def _site(host: str) -> str:
+    return host[4:] if host.startswith("www.") else host
+
+
+def _same_agent(call: str, agent: str) -> bool:
+    """Whether an interface host can belong to the agent whose card is on ``agent``:
+    the same host, or one a subdomain of the other (``www.`` set aside), per
+    ``docs/decisions.md`` ("Ledger store", sanity)."""
+    a, b = _site(call), _site(agent)
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
+    """The sanity of PROFILE §8, as a reader whose clock reads ``now`` (aware) sees it;
+    ``None`` when the record passes. In order:
+
+    - ``started_at`` and ``finished_at`` are RFC 3339 with a zone, ``started_at`` ≤
+      ``finished_at`` ≤ ``now`` + :data:`CLOCK_SKEW`;
+    - every URL the record names (``agent.url``, ``agent.card_url``, each call's
+      ``interface``, each proposal's ``url``) is ``http`` or ``https``;
+    - every call was made to the agent the record names: each call's interface host is
+      the card URL's host (``agent.url``'s without a card URL) or a subdomain of it, or
+      the other way round.
+
+    One run is one record (its identity, :func:`record_identity`) is the store's to keep.
+    Never raises on a hostile record; raises ``ValueError`` for a naive ``now``.
+    """
+    if now.tzinfo is None:
+        raise ValueError("a naive datetime has no zone")
+    started = parse_rfc3339(record.get("started_at"))
+    finished = parse_rfc3339(record.get("finished_at"))
+    if started is None or finished is None:
+        return Insane("times_unreadable", "started_at or finished_at is not an RFC 3339 time")
+    if finished < started:
+        return Insane("finished_before_started", "finished_at is earlier than started_at")
+    if finished > now + CLOCK_SKEW:
+        return Insane("from_the_future", "finished_at is later than the reader's clock")
+    agent_url = member_at(record, "agent", "url")
+    card_url = member_at(record, "agent", "card_url")
+    agent_host = _host(agent_url)
+    card_host = _host(card_url) if card_url is not None else None
+    if agent_host is False or card_host is False:
+        return Insane("url_scheme", "the agent's URL is not an http or https URL")
+    calls: list[Any] = []
+    proposals: list[Any] = []
+    runs = record.get("runs")
+    for run in runs if isinstance(runs, list) else ():
+        for name, into in (("calls", calls), ("proposals", proposals)):
+            items = member_at(run, name)
+            into.extend(items if isinstance(items, list) else ())
+    for proposal in proposals:
+        url = member_at(proposal, "url")
+        if url is not None and _host(url) is False:
+            return Insane("url_scheme", "a proposal URL is not an http or https URL")
+    home = card_host or agent_host
+    for call in calls:
+        host = _host(member_at(call, "interface"))
+        if host is False:
+            return Insane("url_scheme", "a call's interface is not an http or https URL")
+        if host is None or home is None or not _same_agent(host, home):
+            return Insane("calls_elsewhere", "a call was made to another agent's interface")
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -384,9 +553,9 @@ def agent_key_ids(jwks: Iterable[Any], nkey_signers: Iterable[str] = ()) -> tupl
 
 
 def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str, ...]:
-    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify
-    (terms §3 step 4): a key that signed the agent's terms, or claims to, is the agent's
-    side. Never raises; an unreadable body names none."""
+    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify:
+    ``agent.listed_keys`` (PROFILE §8), informational. A key that verifiably signed it is
+    :func:`proposal_signer`'s. Never raises; an unreadable body names none."""
     if body is None:
         return ()
     try:
@@ -400,6 +569,13 @@ def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tu
         if isinstance(key, str) and nkey_thumbprint(key) is not None:
             found.append(key)
     return tuple(dict.fromkeys(found))
+
+
+def proposal_signer(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> str | None:
+    """The nkey whose signature verifies on a fetched proposal (terms §3 steps 4–5,
+    whatever digest a card commits to): an ``agent.keys`` member (PROFILE §8). ``None``
+    when none does. Never raises."""
+    return verify_uncommitted(body, max_bytes=max_bytes).signer
 
 
 def member_at(value: Any, *path: str) -> Any:
@@ -455,12 +631,13 @@ def _standing(
     keys = member_at(record, "agent", "keys")
     if not isinstance(keys, list) or not all(_key_id(k) for k in keys):
         return "claim", "agent_keys_missing"
-    # Besides agent.keys, every place the record itself names an agent key: the card
-    # key's thumbprint, a card signature's kid (kids are often thumbprints), each
-    # proposal signer. A partly edited record still shows the runner's hand.
+    # Besides agent.keys, every place the record names a key that *signed* for the
+    # agent: the thumbprint of the key that verified the card, each proposal signer.
+    # Never a key the agent merely lists (agent.listed_keys, a kid): an agent listing a
+    # platform's public runner key must not turn its evidence into a claim (PROFILE §8).
     named = set(keys) | _proposal_signers(record) | set(extra_keys)
-    for member in ("thumbprint", "kid"):
-        value = member_at(record, "agent", "card_signature", member)
+    if member_at(record, "agent", "card_signature", "status") == "verified":
+        value = member_at(record, "agent", "card_signature", "thumbprint")
         if isinstance(value, str):
             named.add(value)
     if key in named or runner in named:
@@ -469,35 +646,46 @@ def _standing(
 
 
 def standing_reason(
-    record: Mapping[str, Any], extra_keys: Iterable[str] = ()
+    record: Mapping[str, Any], extra_keys: Iterable[str] = (), now: datetime | None = None
 ) -> tuple[Standing, StandingReason]:
     """:func:`standing_of` with the reason it came to that (one of
     :data:`STANDING_REASONS`). ``extra_keys``: more agent key ids (thumbprints, nkeys)
-    known to the reader, from documents in hand (:func:`card_key_ids`). Never raises."""
+    known to the reader, from documents in hand (:func:`card_key_ids`). A record failing
+    :func:`record_sanity` (``now``: the reader's clock, read when not given) is a claim
+    with the sanity reason (PROFILE §8). Never raises."""
+    insane = record_sanity(record, now if now is not None else datetime.now(UTC))
+    if insane is not None:
+        return "claim", insane.reason
     return _standing(record, verify_record_signature(record).status, extra_keys)
 
 
 def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ()) -> tuple[str, ...]:
-    """Agent key ids a reader can add from a card in hand, offline: the thumbprints of
-    ``jwks`` (the card's keys), and the runner key's own thumbprint when that key
-    verifies one of ``card``'s signatures under any reading (then it *is* an agent key,
-    whatever the record says). Never raises on a hostile card or record."""
-    ids = set(agent_key_ids(jwks))
+    """Agent key ids a reader can add from a card in hand, offline (PROFILE §8): the
+    thumbprint of each key of ``jwks`` that verifies one of ``card``'s signatures, and the
+    runner key's own when it does (then it *is* an agent key, whatever the record says).
+    A key ``jwks`` merely holds names no agent key. Never raises on a hostile card or
+    record."""
+    if not isinstance(card, dict):
+        return ()
+    candidates = [jwk for jwk in jwks if isinstance(jwk, dict)]
     key = member_at(record, "ran_by", "key")
     try:
-        runner = nkey_jwk(key) if isinstance(key, str) else None
+        if isinstance(key, str):
+            candidates.append(nkey_jwk(key))
     except KeyFormatError:
-        runner = None
-    if (
-        runner is not None
-        and isinstance(card, dict)
-        and verify_card(card, [runner]).status == "verified"
-    ):
-        ids.add(thumbprint(runner))
-    return tuple(sorted(ids))
+        pass
+    return verified_key_ids(verify_card(card, candidates))
 
 
-def standing_of(record: Mapping[str, Any]) -> Standing:
+def verified_key_ids(report: CardSignatureReport) -> tuple[str, ...]:
+    """The RFC 7638 thumbprints of the keys that verified one of a card's signatures, under
+    any reading (``agent.keys``, PROFILE §8), sorted."""
+    return tuple(
+        sorted({c.thumbprint for c in report.checks if c.status == "verified" and c.thumbprint})
+    )
+
+
+def standing_of(record: Mapping[str, Any], now: datetime | None = None) -> Standing:
     """Recompute a record's standing from what can be checked in it (PROFILE §8).
 
     Returns ``evidence`` only when all hold: ``ran_by.party`` is ``platform`` or
@@ -507,12 +695,13 @@ def standing_of(record: Mapping[str, Any]) -> Standing:
     (as nkey or as RFC 7638 thumbprint), not a proposal signer, not the card key's
     thumbprint or a card signature's ``kid``. Returns ``claim`` otherwise: self-run,
     unsigned, a signature that does not verify, signed with an agent key, or
-    ``agent.keys`` missing; and for anything too malformed to tell.
+    ``agent.keys`` missing; a record failing :func:`record_sanity` as a reader with
+    clock ``now`` (read when not given) sees it; and for anything too malformed to tell.
 
     The stored ``standing`` is ignored: a display calls this, never reads that. Never
     raises.
     """
-    return standing_reason(record)[0]
+    return standing_reason(record, now=now)[0]
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from .checks import CHECKS
 from .jcs import canonicalize
 from .record import (
     DOES_NOT_ESTABLISH,
+    STANDING_WHY,
     ResultRecord,
-    StandingReason,
     standing_reason,
     verify_record_signature,
 )
@@ -124,16 +124,9 @@ def _conflict_lines(conflict: Mapping[str, Any], mark: str = "") -> list[str]:
     return lines
 
 
-# PROFILE §8: why the recomputed standing is what it is, one fixed line per reason.
-_WHY: dict[StandingReason, str] = {
-    "evidence": "an independent runner signed it with a key that is none of the agent's",
-    "self_run": "the agent ran it against itself: a claim, never evidence",
-    "unsigned": "no runner signature binds it to the party it names",
-    "signature_invalid": "the runner signature does not verify",
-    "agent_key": "the runner key is one of the agent's own keys",
-    "agent_keys_missing": "it does not record the agent's keys, so the runner cannot be "
-    "told apart from the agent",
-}
+# PROFILE §8: why the recomputed standing is what it is, one fixed line per reason,
+# defined once in record.py for the report, the ledger and the API.
+_WHY: Final = STANDING_WHY
 
 
 def who_ran(ran_by: Any) -> str:

@@ -32,6 +32,7 @@ EXIT_INTERRUPTED: Final = 130  # as main's for Ctrl-C
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, StoredRecord
+    from ..ledger.runners import Runners
 
 STORE_ENV: Final = "A2A_INTERVIEW_STORE"
 
@@ -116,11 +117,19 @@ def add_store_option(parser: argparse.ArgumentParser | Any, *, default: bool = T
     parser.add_argument("--store", metavar="URL", default=None, help=help_text)
 
 
-def open_store(url: str | None) -> Ledger:
+def open_store(url: str | None, *, reading: bool = False) -> Ledger:
     """The ledger at ``url`` (or the default), migrated. Raises ``LedgerError`` (exit 2
-    through ``main``) and ``ImportError`` naming the extra."""
-    from ..ledger import Ledger
+    through ``main``) and ``ImportError`` naming the extra. ``reading`` (``list``,
+    ``show``, ``export``): with no store given and none configured, a usage error naming
+    the default rather than a new empty file (issue 13 finding 8)."""
+    from ..ledger import DEFAULT_STORE, Ledger
 
+    configured = url is not None or os.environ.get(STORE_ENV)
+    if reading and not configured and not Path(DEFAULT_STORE).exists():
+        raise UsageError(
+            f"no store: give --store URL or set ${STORE_ENV} (the default, "
+            f"./{DEFAULT_STORE}, does not exist here)"
+        )
     return Ledger.open(url if url is not None else default_store())
 
 
@@ -228,19 +237,51 @@ def _when(moment: datetime) -> str:
     return rfc3339(moment)
 
 
-def summary(stored: StoredRecord) -> dict[str, Any]:
-    """A record's row as JSON: its columns, its standing recomputed now."""
+def add_runners_option(parser: argparse.ArgumentParser | Any) -> None:
+    """``--runners FILE`` (``ledger list/show/serve``): the operator's trusted runner keys."""
+    parser.add_argument(
+        "--runners", metavar="FILE", default=None,
+        help='trusted runner keys with the names you give them: {"runners": [{"key": '
+        '"U...", "name": "..."}]}; a result by a key not listed is shown by its key\'s '
+        "fingerprint, its self-declared name marked as such (PROFILE §8)",
+    )  # fmt: skip
+
+
+def load_runners(path: str | None) -> Runners:
+    """The runners list of ``--runners`` (none: an empty list). Raises ``UsageError``."""
+    from ..ledger.runners import NO_RUNNERS, BadRunners, read_runners
+    from .files import read_input
+
+    if path is None:
+        return NO_RUNNERS
+    try:
+        return read_runners(read_input(path, "runners file"))
+    except BadRunners as exc:
+        raise UsageError(f"--runners {path!r}: {exc} [{exc.code}]") from None
+
+
+def summary(stored: StoredRecord, runners: Runners | None = None) -> dict[str, Any]:
+    """A record's row as JSON: its columns, its standing recomputed now, who ran it as
+    the runners list names it (the page's and the API's words: ``ledger.display``)."""
+    from ..ledger.display import row
+    from ..ledger.runners import NO_RUNNERS
+
+    shown = row(stored.id, stored.card_url, stored.document, runners=runners or NO_RUNNERS)
     return {
         "id": stored.id,
         "digest": stored.digest,
         "card_url": stored.card_url,
         "agent_url": stored.agent_url,
         "outcome": stored.outcome,
+        "outcome_label": shown.outcome_label,
         "party": stored.party,
         "runner_name": stored.runner_name,
         "runner_key": stored.runner_key,
         "runner_signature": stored.signature,
-        "standing": stored.standing,
+        "standing": shown.standing,
+        "standing_reason": shown.standing_reason,
+        "standing_words": shown.standing_words,
+        "runner": shown.runner.to_json(),
         "started_at": _when(stored.started_at),
         "finished_at": _when(stored.finished_at),
     }
@@ -250,12 +291,14 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def _line(stored: StoredRecord) -> str:
+def _line(stored: StoredRecord, runners: Runners) -> str:
     from ..report import show
 
+    shown = summary(stored, runners)
     return (
-        f"{stored.id:>6}  {_when(stored.finished_at)}  {stored.outcome:<15} "
-        f"{stored.standing:<9} {stored.party:<12} {show(stored.runner_name, 30)}"
+        f"{stored.id:>6}  {_when(stored.finished_at)}  {shown['outcome_label']:<28} "
+        f"{shown['standing_words']:<9} {stored.party:<12} "
+        f"{show(shown['runner']['label'], 120)[1:-1]}"
     )
 
 
@@ -315,24 +358,27 @@ def _import(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from ..report import show
 
-    with open_store(args.store) as ledger:
+    runners = load_runners(args.runners)
+    with open_store(args.store, reading=True) as ledger:
         agents = ledger.agents()
     if args.json:
         _print_json([
-            {"card_url": a.card_url, "count": a.count, "latest": summary(a.latest)}
+            {"card_url": a.card_url, "count": a.count, "latest": summary(a.latest, runners)}
             for a in agents
         ])  # fmt: skip
         return EXIT_OK
     if not agents:
         print("the ledger holds no record yet")
         return EXIT_OK
-    print(f"{'records':>7}  {'latest':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} "
+    print(f"{'records':>7}  {'latest':<24}  {'outcome':<28} {'standing':<9} {'ran by':<12} "
           "agent")  # fmt: skip
     for agent in agents:
         latest = agent.latest
+        shown = summary(latest, runners)
         print(
-            f"{agent.count:>7}  {_when(latest.finished_at):<24}  {latest.outcome:<15} "
-            f"{latest.standing:<9} {latest.party:<12} {show(agent.card_url, 80)[1:-1]}"
+            f"{agent.count:>7}  {_when(latest.finished_at):<24}  {shown['outcome_label']:<28} "
+            f"{shown['standing_words']:<9} {latest.party:<12} {show(agent.card_url, 80)[1:-1]}"
+            f"  ran by: {show(shown['runner']['label'], 120)[1:-1]}"
         )
     print("\nstanding is recomputed from each record; a claim is not evidence. "
           "Agents are listed by card URL, never ranked.")  # fmt: skip
@@ -343,7 +389,8 @@ def _show(args: argparse.Namespace) -> int:
     from ..ledger import agent_key
     from ..report import render_report, show
 
-    with open_store(args.store) as ledger:
+    runners = load_runners(args.runners)
+    with open_store(args.store, reading=True) as ledger:
         history = ledger.history(args.agent)
         if not history:
             history = ledger.history(agent_key(args.agent, None))
@@ -354,14 +401,14 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({
             "card_url": history[-1].card_url,
-            "records": [summary(r) | {"record": r.document} for r in history],
+            "records": [summary(r, runners) | {"record": r.document} for r in history],
         })  # fmt: skip
         return EXIT_OK
     print(f"agent {show(history[-1].card_url, 200)[1:-1]}: {len(history)} record(s), "
           "oldest first")  # fmt: skip
-    print(f"{'id':>6}  {'finished':<24}  {'outcome':<15} {'standing':<9} {'ran by':<12} name")
+    print(f"{'id':>6}  {'finished':<24}  {'outcome':<28} {'standing':<9} {'ran by':<12} runner")
     for stored in history:
-        print(_line(stored))
+        print(_line(stored, runners))
     print(f"\nthe latest record ({history[-1].id}):\n")
     sys.stdout.write(render_report(history[-1].document))
     return EXIT_OK
@@ -378,7 +425,7 @@ def _export(args: argparse.Namespace) -> int:
             count += 1
         return count
 
-    with open_store(args.store) as ledger:
+    with open_store(args.store, reading=True) as ledger:
         if not args.out:
             count = write(sys.stdout.buffer, ledger)
             sys.stdout.buffer.flush()
@@ -541,12 +588,14 @@ def register(subparsers: Any) -> None:
     lst = command("list", "list the agents with their latest record",
                   "List each agent (by card URL, never ranked) with its latest record: "
                   "outcome, who ran it and its standing, recomputed now.")  # fmt: skip
+    add_runners_option(lst)
     lst.set_defaults(run=_list)
 
     show = command("show", "show an agent's history and its latest report",
                    "Show the records of AGENT (its card URL or base URL), oldest first, "
                    "then the report of the latest.")  # fmt: skip
     show.add_argument("agent", metavar="AGENT")
+    add_runners_option(show)
     show.set_defaults(run=_show)
 
     export = command("export", "write every record as JSON Lines",

@@ -17,15 +17,21 @@ EPILOG = """\
 examples:
   a2a-interview ledger serve --store sqlite:///ledger.db --port 8080
   a2a-interview ledger serve --store postgresql://ledger@db/ledger --host 0.0.0.0 --port 80
+  a2a-interview ledger serve --runners runners.json     # name the runner keys you trust
 
 The page lists every agent by card URL with its latest result, who ran it and whether
 that is a claim or evidence; each agent's page has its history, conflicts and what a
-result does not establish. JSON: /api/agents, described at /api/openapi.json."""
+result does not establish; /runners lists every runner key seen. A runner is its key:
+with --runners, a listed key is shown by the name you give it, any other by its key's
+fingerprint with its self-declared name marked as such. JSON: /api/agents, described
+at /api/openapi.json."""
 
 
 def run_serve(args: argparse.Namespace) -> int:
     from ..ledger.web import serve
-    from .ledger import open_store
+    from .ledger import load_runners, open_store
+
+    runners = load_runners(args.runners)
 
     def ready(origin: str) -> None:
         print(f"ledger page at {origin}/  (JSON: {origin}/api/agents)", flush=True)
@@ -33,7 +39,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def start() -> None:
         with open_store(args.store) as ledger:
-            serve(ledger, args.host, args.port, on_ready=ready)
+            serve(ledger, args.host, args.port, on_ready=ready, runners=runners)
 
     return serve_until_stopped(args.host, args.port, start)
 
@@ -49,6 +55,9 @@ def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> Non
         epilog=EPILOG,
     )
     add_store_option(p)
+    from .ledger import add_runners_option
+
+    add_runners_option(p)
     p.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080; 0: a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     p.set_defaults(run=run_serve)

@@ -45,7 +45,7 @@ def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[s
     from ..errors import KeyFormatError
     from ..ijson import loads
     from ..jcs import digest
-    from ..record import card_key_ids, proposal_keys
+    from ..record import card_key_ids, proposal_signer
 
     ids: list[str] = []
     notes: list[str] = []
@@ -68,12 +68,20 @@ def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[s
         except KeyFormatError as exc:
             raise UsageError(f"--jwks {args.jwks!r}: {exc}") from None
         notes.append(f"JWK Set: {len(jwks)} keys")
-    if card is not None or jwks:
-        ids += card_key_ids(document, card, jwks)
-    for path in args.proposal:
-        found = proposal_keys(read_input(path, "proposal"))
+    if card is not None:
+        # PROFILE §8: a key counts when it verifies the card, never for being listed.
+        found = card_key_ids(document, card, jwks)
         ids += found
-        notes.append(f"proposal {path!r}: {len(found)} signer keys")
+        notes.append(f"card: {len(found)} keys verify its signatures")
+    elif jwks:
+        notes.append("JWK Set without --card: keys merely listed, they do not count")
+    for path in args.proposal:
+        # PROFILE §8: only a signer whose signature verifies is the agent's key.
+        signer = proposal_signer(read_input(path, "proposal"))
+        ids += [signer] if signer is not None else []
+        notes.append(
+            f"proposal {path!r}: " + ("signed by " + signer if signer else "no verifying signer")
+        )
     return ids, notes
 
 

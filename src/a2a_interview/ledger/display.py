@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Final, Literal
 
-from ..record import DOES_NOT_ESTABLISH, member_at, standing_of, verify_record_signature
+from ..record import (
+    DOES_NOT_ESTABLISH,
+    STANDING_WHY,
+    member_at,
+    standing_reason,
+    verify_record_signature,
+)
+from .runners import EVIDENCE_WORDS, NO_RUNNERS, Runners, RunnerView, runner_view
 
 __all__ = [
     "BOUNDARIES",
@@ -46,11 +53,13 @@ __all__ = [
     "Row",
     "Tone",
     "check_rows",
+    "column_row",
     "conflicts",
     "incomplete",
     "outcome_view",
     "row",
     "standing",
+    "timeline_items",
     "timeline_svg",
     "visible",
 ]
@@ -178,18 +187,11 @@ def visible(text: object, limit: int = MAX_TEXT) -> str:
 
 
 def standing(document: Mapping[str, Any], signature: str | None = None) -> Standing:
-    """``evidence`` or ``claim``, recomputed (PROFILE §8): evidence only when the
-    record's contents make it so (:func:`standing_of`: a platform or third-party runner
-    holding none of the agent's keys) and a runner signature verifies. The stored
-    ``standing`` member is never read. ``signature``: the status
-    :func:`verify_record_signature` gave, when the caller has it already."""
-    if standing_of(document) != "evidence":
-        return "claim"
-    if signature is None:
-        signature = verify_record_signature(document).status
-    if signature != "valid":
-        return "claim"  # unsigned: anyone could have written it
-    return "evidence"
+    """``evidence`` or ``claim``, recomputed (PROFILE §8, :func:`standing_reason`: a
+    platform or third-party runner holding none of the agent's keys, whose signature
+    verifies, on a record that passes the sanity checks). The stored ``standing`` member
+    is never read. ``signature`` is accepted for callers that have it; unused."""
+    return standing_reason(document)[0]
 
 
 def outcome_view(outcome: object) -> tuple[str, str, Tone]:
@@ -215,6 +217,10 @@ class Row:
     runner_key: str | None
     record_signature: str
     standing: Standing
+    standing_reason: str  # a code of record.STANDING_REASONS
+    standing_why: str  # its words (record.STANDING_WHY): why it is a claim, or evidence
+    standing_words: str  # "claim", "evidence" or "evidence by an unlisted runner"
+    runner: RunnerView
     card_signature: str
     card_reading: str | None
     started_at: str
@@ -225,9 +231,13 @@ class Row:
             "id": self.id,
             "card_url": self.card_url,
             "outcome": self.outcome,
+            "outcome_label": self.outcome_label,
             "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
+            "runner": self.runner.to_json(),
             "record_signature": self.record_signature,
             "standing": self.standing,
+            "standing_reason": self.standing_reason,
+            "standing_words": self.standing_words,
             "card_signature": {"status": self.card_signature, "reading": self.card_reading},
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -243,9 +253,11 @@ def row(
     card_url: str,
     document: Mapping[str, Any],
     times: tuple[str, str] | None = None,
+    runners: Runners = NO_RUNNERS,
 ) -> Row:
     """The display line of one stored record (its parsed ``document``); ``times``
-    (started, finished) as the store read them, else the record's own strings."""
+    (started, finished) as the store read them, else the record's own strings; the
+    runner named through the operator's ``runners`` list (PROFILE §8)."""
     outcome = _text(document.get("outcome"))
     label, meaning, tone = outcome_view(outcome)
     party = _text(member_at(document, "ran_by", "party"))
@@ -253,6 +265,14 @@ def row(
     card_status = member_at(document, "agent", "card_signature", "status")
     signature = verify_record_signature(document).status
     reading = member_at(document, "agent", "card_signature", "reading")
+    name = _text(member_at(document, "ran_by", "name"))
+    runner = runner_view(key if isinstance(key, str) else None, name, runners)
+    standing_now, reason = standing_reason(document)
+    words = (
+        EVIDENCE_WORDS["listed" if runner.listed else "unlisted"]
+        if standing_now == "evidence"
+        else "claim"
+    )
     return Row(
         id=str(record_id),
         card_url=card_url,
@@ -262,14 +282,71 @@ def row(
         tone=tone,
         party=party,
         party_label=PARTIES.get(party, "unrecognised party"),
-        runner_name=_text(member_at(document, "ran_by", "name")),
+        runner_name=name,
         runner_key=key if isinstance(key, str) else None,
         record_signature=signature,
-        standing=standing(document, signature),
+        standing=standing_now,
+        standing_reason=reason,
+        standing_why=STANDING_WHY[reason],
+        standing_words=words,
+        runner=runner,
         card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),
         finished_at=times[1] if times else _text(document.get("finished_at")),
+    )
+
+
+def column_row(
+    record_id: object,
+    card_url: str,
+    columns: Mapping[str, Any],
+    times: tuple[str, str],
+    runners: Runners = NO_RUNNERS,
+) -> Row:
+    """The display line of a stored record from the columns the store kept when it was
+    written (``outcome``, ``party``, ``runner_name``, ``runner_key``, ``signature``,
+    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``), without
+    reading its bytes: what a list shows (PROFILE §8: the standing was computed from the
+    bytes by the same function, and is refreshed when that function changes). A record
+    shown in full is read by :func:`row` instead."""
+    outcome = _text(columns.get("outcome"))
+    label, meaning, tone = outcome_view(outcome)
+    party = _text(columns.get("party"))
+    key = columns.get("runner_key")
+    name = _text(columns.get("runner_name"))
+    runner = runner_view(key if isinstance(key, str) else None, name, runners)
+    reason = columns.get("standing_reason")
+    standing_now: Standing = "evidence" if reason == "evidence" else "claim"
+    why = STANDING_WHY.get(reason, "") if isinstance(reason, str) else ""  # type: ignore[call-overload]
+    words = (
+        EVIDENCE_WORDS["listed" if runner.listed else "unlisted"]
+        if standing_now == "evidence"
+        else "claim"
+    )
+    card_status = columns.get("card_signature")
+    reading = columns.get("card_reading")
+    return Row(
+        id=str(record_id),
+        card_url=card_url,
+        outcome=outcome,
+        outcome_label=label,
+        outcome_meaning=meaning,
+        tone=tone,
+        party=party,
+        party_label=PARTIES.get(party, "unrecognised party"),
+        runner_name=name,
+        runner_key=key if isinstance(key, str) else None,
+        record_signature=_text(columns.get("signature")),
+        standing=standing_now,
+        standing_reason=reason if isinstance(reason, str) else "",
+        standing_why=why,
+        standing_words=words,
+        runner=runner,
+        card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
+        card_reading=reading if isinstance(reading, str) else None,
+        started_at=times[0],
+        finished_at=times[1],
     )
 
 
@@ -354,7 +431,11 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
 
 
 def incomplete(document: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(reason code, detail) of a run that could not complete, as the record says."""
+    """(reason code, detail) of a run that could not complete, as the record says; only
+    for an ``unreachable`` outcome (issue 13 finding 6: no "why" text of an incomplete
+    run beside a result that completed)."""
+    if document.get("outcome") != "unreachable":
+        return None
     found = document.get("incomplete")
     if not isinstance(found, dict):
         return None
@@ -378,34 +459,56 @@ def check_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
 def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None) -> str:
     """A small SVG picture of an agent's history, oldest first (the last
     :data:`MAX_TIMELINE` records): one mark per record, its colour the outcome's tone,
-    filled for evidence and hollow for a claim; each mark links to the record's line on
-    the page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming
-    date, outcome, who ran it and standing.
+    filled for evidence and hollow for a claim, each labelled with its number (the list
+    beside it, :func:`timeline_items`, gives each number's date and outcome), the first
+    and last dates written under the axis; each mark links to the record's line on the
+    page (``href(row)``, default ``#record-ID``) and carries a ``<title>`` naming date,
+    outcome, who ran it and standing.
 
     Every string written is XML-escaped here; the caller inserts the result as markup.
     """
     shown = list(points)[-MAX_TIMELINE:]
     link = href if href is not None else (lambda row: f"#record-{row.id}")
-    step, pad, height = 22, 14, 44
-    width = max(pad * 2 + step * max(len(shown) - 1, 0), 120)
+    step, pad, height = 26, 16, 64
+    width = max(pad * 2 + step * max(len(shown) - 1, 0), 160)
     label = f"History of {len(shown)} result(s), oldest on the left"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" role="img" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'aria-label="{escape(label)}">',
         f"<title>{escape(label)}</title>",
-        f'<line class="axis" x1="{pad}" y1="22" x2="{width - pad}" y2="22"/>',
+        f'<line class="axis" x1="{pad}" y1="30" x2="{width - pad}" y2="30"/>',
     ]
     for i, point in enumerate(shown):
         x = pad + i * step
         tip = (
-            f"{visible(point.started_at, 40)}: {point.outcome_label}, run by "
-            f"{point.party_label} {visible(point.runner_name, 80)}, {point.standing}"
+            f"{i + 1}. {visible(point.finished_at, 40)}: {point.outcome_label}, run by "
+            f"{point.party_label} {visible(point.runner.label, 120)}, {point.standing_words}"
         )
         fill = "filled" if point.standing == "evidence" else "hollow"
         parts.append(
             f'<a href="{escape(link(point))}"><circle class="mark {point.tone} {fill}" '
-            f'cx="{x}" cy="22" r="7"><title>{escape(tip)}</title></circle></a>'
+            f'cx="{x}" cy="30" r="7"><title>{escape(tip)}</title></circle>'
+            f'<text class="mark-label" x="{x}" y="16" text-anchor="middle">{i + 1}</text></a>'
         )
+    if shown:
+        first, last = _day(shown[0].finished_at), _day(shown[-1].finished_at)
+        parts.append(f'<text class="date" x="{pad - 8}" y="56">{escape(first)}</text>')
+        if len(shown) > 1:
+            parts.append(
+                f'<text class="date" x="{width - pad + 8}" y="56" text-anchor="end">'
+                f"{escape(last)}</text>"
+            )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _day(moment: str) -> str:
+    """The date of an RFC 3339 time (``YYYY-MM-DD``), or the text cut short."""
+    return visible(moment[:10], 10)
+
+
+def timeline_items(points: Sequence[Row]) -> list[tuple[int, Row]]:
+    """The timeline's marks, numbered as the SVG numbers them (oldest first), for the
+    list that labels each with its date, outcome, runner and standing."""
+    return list(enumerate(list(points)[-MAX_TIMELINE:], 1))

@@ -8,7 +8,9 @@
         └── RecordRefused               refused            (one record, not stored)
             ├── NotARecord              not_a_record       (not strict I-JSON, or not a
             │                                               result record of PROFILE §8)
-            └── BadSignature            bad_signature      (the runner signature fails)
+            ├── BadSignature            bad_signature      (the runner signature fails)
+            └── NotSane                 not_sane           (fails the sanity of PROFILE §8:
+                                                            times, URLs, calls elsewhere)
 
 No message interpolates anything from a record: a refusal names the member or the
 ingress code (ours), never the value.
@@ -23,6 +25,7 @@ __all__ = [
     "JobsNeedPostgreSQL",
     "LedgerError",
     "NotARecord",
+    "NotSane",
     "RecordRefused",
     "StoreTooNew",
     "StoreUnavailable",
@@ -73,3 +76,14 @@ class BadSignature(RecordRefused):
     """The record's runner signature does not verify (PROFILE §8)."""
 
     code = "bad_signature"
+
+
+class NotSane(RecordRefused):
+    """The record fails the sanity of PROFILE §8 (``record.record_sanity``): ``sanity``
+    is its fixed reason code."""
+
+    code = "not_sane"
+
+    def __init__(self, reason: str, sanity: str) -> None:
+        super().__init__(reason)
+        self.sanity = sanity

@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
     ) from exc
 
-from .errors import JobsNeedPostgreSQL, StoreUnavailable
+from .errors import JobsNeedPostgreSQL, RecordRefused, StoreUnavailable
 from .store import Ledger, StoredRecord
 
 __all__ = ["QUEUE", "TASK", "ScheduleResult", "WorkerSettings", "job_key",
@@ -88,7 +88,13 @@ def _app(ledger: Ledger) -> procrastinate.App:
                 settings.on_record(done, False)
             return f"record {done.id} (already written)"
         body = await settings.verifier(url)
-        stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
+        try:
+            stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
+        except RecordRefused as exc:
+            # The store's sanity (PROFILE §8) refused what the verifier wrote (its calls
+            # went to another site than the card's, say): one line, no retry, no trace.
+            _log.warning("job %s: the record was refused (%s): %s", context.job.id, exc.code, exc)
+            return f"refused ({exc.code})"
         if settings.on_record is not None:
             settings.on_record(stored, new)
         return f"record {stored.id}"
@@ -106,10 +112,10 @@ class ScheduleResult:
 
 
 async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> ScheduleResult:
-    """Enqueue a verification job for each agent whose latest record finished before
-    ``now - older_than`` (``Ledger.due``). An agent with a job still waiting is not
-    enqueued twice (procrastinate's ``queueing_lock``, one per card URL); jobs for one
-    agent never run at once (``lock``).
+    """Enqueue a verification job for each agent whose last record was received before
+    ``now - older_than`` (``Ledger.due``: the store's receipt time, PROFILE §8). An
+    agent with a job still waiting is not enqueued twice (procrastinate's
+    ``queueing_lock``, one per card URL); jobs for one agent never run at once (``lock``).
 
     Raises ``JobsNeedPostgreSQL`` for a SQLite store, ``StoreUnavailable``."""
     app = _app(ledger)
@@ -162,9 +168,89 @@ class WorkerSettings:
     on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
 
 
-async def _recover(app: procrastinate.App, settings: WorkerSettings) -> None:
+class _Outage(logging.Filter):
+    """One line per store outage and one per recovery (issue 13 finding 8), instead of
+    the pool's and the queue's tracebacks while PostgreSQL restarts. Installed on the
+    loggers of psycopg's pool and of procrastinate while a worker runs: a record about
+    the connection (the pool's, or one carrying a database or connection error) becomes
+    the outage line the first time and is dropped after; :meth:`up` says when the store
+    answers again (the worker's recovery loop asks it every ``recover_every`` seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.seen_down = False
+
+    def _about_the_store(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("psycopg"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        return isinstance(
+            error, (psycopg.Error, OSError, queue_errors.ConnectorException, StoreUnavailable)
+        )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING or not self._about_the_store(record):
+            return True
+        if self.down:
+            return False
+        if self.seen_down and record.name == "procrastinate.utils":
+            # A background task (the LISTEN connection) that died in an outage already
+            # told is reported again when the worker stops: nothing new.
+            return False
+        self.mark_down(record)
+        return True
+
+    def mark_down(self, record: logging.LogRecord | None = None) -> None:
+        self.down = self.seen_down = True
+        if record is None:
+            _log.warning(_DOWN)
+            return
+        record.name, record.msg, record.args = __name__, _DOWN, ()
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+
+    def up(self) -> None:
+        if self.down:
+            self.down = False
+            _log.warning("the store answers again; the worker goes on")
+
+
+_DOWN: Final = "the store cannot be reached; the worker keeps trying"
+_WATCHED: Final = ("psycopg", "procrastinate")
+
+
+@contextlib.contextmanager
+def _one_line_per_outage() -> Iterator[_Outage]:
+    outage = _Outage()
+    # A logger's filter sees only what is logged on it, not on its children: every
+    # logger of the two packages, as their modules created them.
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in _WATCHED]
+    loggers = [logging.getLogger(name) for name in sorted({*names, *_WATCHED})]
+    for logger in loggers:
+        logger.addFilter(outage)
+    try:
+        yield outage
+    finally:
+        for logger in loggers:
+            logger.removeFilter(outage)
+
+
+async def _recover(
+    app: procrastinate.App, settings: WorkerSettings, outage: _Outage | None = None
+) -> None:
     while True:
         await asyncio.sleep(settings.recover_every)
+        try:  # also the store's health probe: one line when it goes, one when it is back
+            await app.job_manager.get_stalled_jobs(
+                queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
+            )
+        except Exception:
+            if outage is not None and not outage.down:
+                outage.mark_down()
+            continue
+        if outage is not None:
+            outage.up()
         with contextlib.suppress(Exception):  # a lost race with another worker is fine
             stalled = await app.job_manager.get_stalled_jobs(
                 queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
@@ -190,13 +276,15 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
     }
     if settings.name is not None:
         options["name"] = settings.name
-    with _queue_errors():
-        await _work(app, settings, options)
+    with _queue_errors(), _one_line_per_outage() as outage:
+        await _work(app, settings, options, outage)
 
 
-async def _work(app: procrastinate.App, settings: WorkerSettings, options: Any) -> None:
+async def _work(
+    app: procrastinate.App, settings: WorkerSettings, options: Any, outage: _Outage
+) -> None:
     async with app.open_async():
-        recovering = asyncio.create_task(_recover(app, settings))
+        recovering = asyncio.create_task(_recover(app, settings, outage))
         try:
             if settings.once:
                 # Jobs of dead workers first, so that --once finishes them too.

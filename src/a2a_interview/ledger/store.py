@@ -8,8 +8,11 @@ What a record row keeps, and why:
 
 - ``body``: the bytes as given (surrounding whitespace trimmed), never re-serialized, so
   a signature over them verifies again anywhere (PROFILE §8);
-- ``digest``: ``sha256:`` of the record's JCS form, unique: the same record added twice,
-  whatever its spelling, is one row;
+- ``digest``: the run's identity (PROFILE §8, ``record.record_identity``): ``sha256:``
+  of the record's JCS form without ``signatures``, unique: the same run added twice,
+  whatever its spelling and however many signatures it carries, is one row (a signed
+  copy replaces an unsigned one: stripping the runner's signature and storing first
+  must not veto the evidence);
 - ``job_key``: unique when set: a worker's job writes at most one record, even when the
   job runs again after its worker was killed;
 - ``card_url`` (the agent's key), ``outcome``, ``party``, runner, times: indexed
@@ -21,6 +24,7 @@ What a record row keeps, and why:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import threading
@@ -43,16 +47,34 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ..checks import Outcome
 from ..errors import IngressError
 from ..ijson import JSONObject, loads
-from ..jcs import digest
-from ..record import PARTIES, Standing, standing_of, verify_record_signature
+from ..record import (
+    PARTIES,
+    Standing,
+    member_at,
+    parse_rfc3339,
+    record_identity,
+    record_sanity,
+    standing_of,
+    standing_reason,
+    verify_record_signature,
+)
 from ..spec import CARD_PATH, RESULT_FORMAT
-from .errors import BadSignature, NotARecord, RecordRefused, StoreTooNew, StoreUnavailable
+from .errors import (
+    BadSignature,
+    NotARecord,
+    NotSane,
+    RecordRefused,
+    StoreTooNew,
+    StoreUnavailable,
+)
 
 __all__ = [
     "DEFAULT_STORE",
     "AgentSummary",
     "Ledger",
+    "RunnerSeen",
     "StoredRecord",
+    "Totals",
     "agent_key",
     "parse_store_url",
 ]
@@ -87,11 +109,29 @@ records: Final = sa.Table(
     sa.Column("runner_key", sa.Text(), nullable=True),
     sa.Column("signature", sa.String(16), nullable=False),
     sa.Column("standing", sa.String(16), nullable=False),
+    # What the index shows, kept at write time (migration 0005): why the standing is
+    # what it is, and the card signature's status and reading.
+    sa.Column("standing_reason", sa.String(32), nullable=True),
+    sa.Column("card_signature", sa.String(32), nullable=True),
+    sa.Column("card_reading", sa.String(32), nullable=True),
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("job_key", sa.String(200), nullable=True, unique=True),
     sa.Column("body", sa.LargeBinary(), nullable=False),
+)
+
+
+# One row per agent, kept at write time in the same transaction as its records
+# (migration 0005): the index reads a page of these, never every record.
+agents_table: Final = sa.Table(
+    "ledger_agents",
+    _metadata,
+    sa.Column("card_url", sa.Text(), primary_key=True),
+    sa.Column("latest_id", sa.BigInteger(), nullable=True),
+    sa.Column("results", sa.BigInteger(), nullable=False),
+    sa.Column("evidence", sa.BigInteger(), nullable=False),
+    sa.Column("last_received", sa.DateTime(timezone=True), nullable=True),
 )
 
 
@@ -131,13 +171,19 @@ class StoredRecord:
     finished_at: datetime
     stored_at: datetime
     job_key: str | None
-    body: bytes
-    document: JSONObject = field(init=False, repr=False, compare=False)
+    body: bytes = field(repr=False)
+    # Kept at write time (None in a row written before migration 0005's refresh).
+    standing_column: str | None = field(default=None, compare=False)
+    standing_reason: str | None = field(default=None, compare=False)
+    card_signature: str | None = field(default=None, compare=False)
+    card_reading: str | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def document(self) -> JSONObject:
+        """The stored bytes parsed, on first use (a list shows columns, not bytes)."""
         value = loads(self.body)
         assert isinstance(value, dict)  # stored only after the same check
-        object.__setattr__(self, "document", value)
+        return value
 
     @property
     def standing(self) -> Standing:
@@ -146,12 +192,39 @@ class StoredRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RunnerSeen:
+    """A runner key the store holds results by: when the store first and last received
+    one (its own receipt time, never a time a record claims) and how many it holds."""
+
+    key: str
+    first_seen: datetime
+    last_seen: datetime
+    results: int
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSummary:
-    """An agent (keyed by its card URL): its latest record and how many it has."""
+    """An agent (keyed by its card URL): its latest record, how many results it has and
+    how many of them were evidence when stored (the ``standing`` column)."""
 
     card_url: str
     latest: StoredRecord
     count: int
+    evidence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Neutral totals (never an outcome: interview §9): agents, results, and how many
+    results are evidence and how many claims."""
+
+    agents: int
+    results: int
+    evidence: int
+
+    @property
+    def claims(self) -> int:
+        return self.results - self.evidence
 
 
 # ---------------------------------------------------------------------------------------
@@ -168,16 +241,13 @@ _RFC3339: Final = re.compile(
 
 
 def _utc(text: Any, member: str) -> datetime:
+    moment = parse_rfc3339(text)  # the one reader of a record's times (record.py)
+    if moment is not None:
+        return moment
     shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None
-    if shape is None:
-        raise NotARecord(f"{member} is not an RFC 3339 time")
-    if shape["zone"] is None:
+    if shape is not None and shape["zone"] is None:
         raise NotARecord(f"{member} has no time zone")
-    try:
-        # OverflowError: a year-1 time east of UTC, or a year-9999 one west of it.
-        return datetime.fromisoformat(text.upper().replace(" ", "T")).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise NotARecord(f"{member} is not an RFC 3339 time") from None
+    raise NotARecord(f"{member} is not an RFC 3339 time")
 
 
 def _too_long(value: str, limit: int) -> bool:
@@ -212,6 +282,10 @@ def _text(value: Any, member: str, limit: int, *, optional: bool = False) -> str
     return value
 
 
+def _short(value: Any) -> str | None:
+    return value if isinstance(value, str) and len(value) <= 32 else None
+
+
 def agent_key(agent_url: str, card_url: str | None) -> str:
     """The URL an agent is filed under: its card URL as the record names it; for a
     record without one (the card was never read), the card URL the verifier would
@@ -229,8 +303,9 @@ def agent_key(agent_url: str, card_url: str | None) -> str:
         return agent_url
 
 
-def _columns(body: bytes) -> dict[str, Any]:
-    """The row for ``body``, or the refusal (PROFILE §8 members; strict I-JSON)."""
+def _columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
+    """The row for ``body``, or the refusal (PROFILE §8 members and sanity, as a reader
+    whose clock reads ``now``, read when not given; strict I-JSON)."""
     try:
         document = loads(body)  # the 1 MiB bound of PROFILE §1.4
     except IngressError as exc:
@@ -264,8 +339,12 @@ def _columns(body: bytes) -> dict[str, Any]:
         if signature.keys:
             raise BadSignature("no runner signature by ran_by.key (PROFILE §8)")
         raise BadSignature("the runner signature does not verify (PROFILE §8)")
+    insane = record_sanity(document, now or datetime.now(UTC))
+    if insane is not None:
+        raise NotSane(f"{insane.detail} (PROFILE §8)", insane.reason)
+    standing, reason = standing_reason(document, now=now)
     try:
-        record_digest = digest(document)
+        record_digest = record_identity(document)
     except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
         raise NotARecord("the record has no canonical form") from None
     return {
@@ -277,7 +356,10 @@ def _columns(body: bytes) -> dict[str, Any]:
         "runner_name": name,
         "runner_key": key,
         "signature": signature.status,
-        "standing": standing_of(document),
+        "standing": standing,
+        "standing_reason": reason,
+        "card_signature": _short(member_at(document, "agent", "card_signature", "status")),
+        "card_reading": _short(member_at(document, "agent", "card_signature", "reading")),
         "started_at": started,
         "finished_at": finished,
         "body": body,
@@ -381,25 +463,104 @@ def _unavailable(exc: Exception) -> StoreUnavailable:
 
 def _refresh_standing(connection: Connection) -> int:
     changed, last = 0, 0
-    query = sa.select(records.c.id, records.c.standing, records.c.body).order_by(records.c.id)
+    query = sa.select(
+        records.c.id, records.c.standing, records.c.standing_reason, records.c.body
+    ).order_by(records.c.id)
     while True:  # in pages: a large store never sits in memory at once
         rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
         if not rows:
             return changed
         last = rows[-1].id
-        updates = [
-            {"row_id": row.id, "standing": now}
-            for row in rows
-            if (now := standing_of(loads(row.body))) != row.standing
-        ]
+        updates = []
+        for row in rows:
+            document = loads(row.body)
+            assert isinstance(document, dict)
+            standing, reason = standing_reason(document)
+            if (standing, reason) != (row.standing, row.standing_reason):
+                status = member_at(document, "agent", "card_signature", "status")
+                reading = member_at(document, "agent", "card_signature", "reading")
+                updates.append({"row_id": row.id, "standing": standing, "reason": reason,
+                                "status": _short(status), "reading": _short(reading)})  # fmt: skip
         if updates:
             connection.execute(
                 records.update()
                 .where(records.c.id == sa.bindparam("row_id"))
-                .values(standing=sa.bindparam("standing")),
+                .values(
+                    standing=sa.bindparam("standing"),
+                    standing_reason=sa.bindparam("reason"),
+                    card_signature=sa.bindparam("status"),
+                    card_reading=sa.bindparam("reading"),
+                ),
                 updates,
             )
             changed += len(updates)
+
+
+def _lock_agents(connection: Connection, dialect: Dialect, card_urls: Iterable[str]) -> None:
+    """Create (or lock, on PostgreSQL: the upsert takes the row lock) each agent's
+    summary row, in card URL order so concurrent writers never deadlock; a writer then
+    recounts an agent only after any other writer to it has committed."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    for card_url in sorted(set(card_urls)):
+        statement = insert(agents_table).values(card_url=card_url, results=0, evidence=0)
+        connection.execute(
+            statement.on_conflict_do_update(
+                index_elements=[agents_table.c.card_url],
+                set_={"card_url": statement.excluded.card_url},
+            )
+        )
+
+
+def _refresh_agents(connection: Connection, card_urls: Iterable[str]) -> None:
+    """Recount each agent's summary row from its records (index range scans)."""
+    for card_url in sorted(set(card_urls)):
+        mine = records.c.card_url == card_url
+        latest = (
+            sa.select(records.c.id)
+            .where(mine)
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        counts = connection.execute(
+            sa.select(
+                sa.func.count(),
+                sa.func.count().filter(records.c.standing == "evidence"),
+                sa.func.max(records.c.stored_at),
+            ).where(mine)
+        ).one()
+        connection.execute(
+            agents_table.update()
+            .where(agents_table.c.card_url == card_url)
+            .values(
+                latest_id=latest, results=counts[0], evidence=counts[1], last_received=counts[2]
+            )
+        )
+
+
+def _rebuild_agents(connection: Connection) -> None:
+    """Every agent's summary row recounted (after the standing column was refreshed)."""
+    connection.execute(agents_table.delete())
+    last = ""
+    while True:  # in pages of agents
+        urls = (
+            connection.execute(
+                sa.select(records.c.card_url)
+                .where(records.c.card_url > last)
+                .group_by(records.c.card_url)
+                .order_by(records.c.card_url)
+                .limit(500)
+            )
+            .scalars()
+            .all()
+        )
+        if not urls:
+            return
+        connection.execute(
+            agents_table.insert(), [{"card_url": u, "results": 0, "evidence": 0} for u in urls]
+        )
+        _refresh_agents(connection, urls)
+        last = urls[-1]
 
 
 # ---------------------------------------------------------------------------------------
@@ -463,8 +624,12 @@ class Ledger:
             last = connection.execute(
                 sa.select(meta.c.value).where(meta.c.key == "standing_by")
             ).scalar_one_or_none()
-            if refresh or last != __version__:
+            unfilled = connection.execute(  # rows from before migration 0005's columns
+                sa.select(records.c.id).where(records.c.standing_reason.is_(None)).limit(1)
+            ).first()
+            if refresh or last != __version__ or unfilled is not None:
                 _refresh_standing(connection)
+                _rebuild_agents(connection)
                 connection.execute(meta.delete().where(meta.c.key == "standing_by"))
                 connection.execute(meta.insert().values(key="standing_by", value=__version__))
 
@@ -532,6 +697,7 @@ class Ledger:
             if done is not None:
                 return done, False
         with self._begin() as connection:
+            _lock_agents(connection, self.dialect, [row["card_url"]])
             return self._insert(connection, row, job_key)
 
     def put_many(self, bodies: Iterable[bytes]) -> list[tuple[StoredRecord, bool] | RecordRefused]:
@@ -548,13 +714,30 @@ class Ledger:
                 continue
             results.append(_PENDING)
         with self._begin() as connection:
+            _lock_agents(connection, self.dialect, [row["card_url"] for _, row in rows])
+            changed: set[str] = set()
             for index, row in rows:
-                results[index] = self._insert(connection, row, None)
+                results[index] = self._insert(connection, row, None, changed)
+            _refresh_agents(connection, changed)
         return results
 
     def _insert(
-        self, connection: Connection, row: dict[str, Any], job_key: str | None
+        self,
+        connection: Connection,
+        row: dict[str, Any],
+        job_key: str | None,
+        changed: set[str] | None = None,
     ) -> tuple[StoredRecord, bool]:
+        """Insert one row (its agent's summary row locked by the caller); the agent's
+        summary is recounted now, or its card URL added to ``changed`` for the caller to
+        recount once."""
+
+        def touched() -> None:
+            if changed is None:
+                _refresh_agents(connection, [row["card_url"]])
+            else:
+                changed.add(row["card_url"])
+
         row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
         insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
         # Either unique column may clash: the same record (digest), or this job's record
@@ -563,19 +746,34 @@ class Ledger:
             insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
         ).scalar_one_or_none()
         if new_id is not None:
+            touched()
             return self._stored(SimpleNamespace(id=new_id, **row)), True
         for column, value in ((records.c.job_key, job_key), (records.c.digest, row["digest"])):
             if value is not None:
                 found = connection.execute(sa.select(records).where(column == value)).first()
-                if found is not None:
-                    return self._stored(found), False
+                if found is None:
+                    continue
+                if column is records.c.digest and found.signature == "unsigned" != row["signature"]:
+                    # The same run, now with the runner's signature (PROFILE §8: one run,
+                    # one record): the signed bytes replace the stripped copy.
+                    kept = {k: row[k] for k in ("body", "signature", "standing", "runner_key")}
+                    connection.execute(
+                        records.update().where(records.c.id == found.id).values(**kept)
+                    )
+                    found = connection.execute(
+                        sa.select(records).where(records.c.id == found.id)
+                    ).one()
+                    touched()
+                return self._stored(found), False
         raise StoreUnavailable("the store refused a record for a reason it did not say")
 
     def refresh_standing(self) -> int:
         """Recompute the ``standing`` column of every row from ``standing_of`` (as
         :meth:`migrate` does). Returns how many rows changed."""
         with self._begin() as connection:
-            return _refresh_standing(connection)
+            changed = _refresh_standing(connection)
+            _rebuild_agents(connection)
+            return changed
 
     # -- reading ------------------------------------------------------------------------
 
@@ -600,6 +798,10 @@ class Ledger:
             stored_at=aware(row.stored_at),
             job_key=row.job_key,
             body=bytes(row.body),
+            standing_column=getattr(row, "standing", None),
+            standing_reason=getattr(row, "standing_reason", None),
+            card_signature=getattr(row, "card_signature", None),
+            card_reading=getattr(row, "card_reading", None),
         )
 
     def _one(self, where: Any) -> StoredRecord | None:
@@ -617,34 +819,134 @@ class Ledger:
         """The record a worker's job wrote, or ``None`` when it has written none."""
         return self._one(records.c.job_key == job_key)
 
-    def _latest(self) -> Any:
-        ranked = sa.select(
-            records,
-            sa.func.row_number()
-            .over(
-                partition_by=records.c.card_url,
-                order_by=(records.c.finished_at.desc(), records.c.id.desc()),
-            )
-            .label("rank"),
-            sa.func.count().over(partition_by=records.c.card_url).label("n_records"),
+    def _summaries(self, query: Any) -> list[AgentSummary]:
+        # The page of agents first (an index-only scan of the summary, offset included),
+        # then only its latest records joined: never a join over the rows skipped.
+        page = query.add_columns(
+            agents_table.c.latest_id, agents_table.c.results, agents_table.c.evidence
         ).subquery()
-        return ranked
+        joined = (
+            sa.select(page.c.results, page.c.evidence, *records.c)
+            .join_from(page, records, records.c.id == page.c.latest_id)
+            .order_by(page.c.card_url)
+        )
+        with self._read() as connection:
+            rows = connection.execute(joined).all()
+        return [
+            AgentSummary(row.card_url, self._stored(row), int(row.results), int(row.evidence))
+            for row in rows
+        ]
 
     def agents(self) -> list[AgentSummary]:
         """Every agent with its latest record (the latest ``finished_at``; the later
         stored on a tie) and its record count, ordered by card URL: never by outcome
         (interview §9: absence of the extension is never ranked)."""
-        ranked = self._latest()
-        query = sa.select(ranked).where(ranked.c.rank == 1).order_by(ranked.c.card_url)
+        return self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table)
+            .order_by(agents_table.c.card_url)
+        )  # fmt: skip
+
+    def agents_page(
+        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
+    ) -> tuple[list[AgentSummary], int]:
+        """One page of agents by card URL (never by outcome), read from the summary kept
+        at write time: O(page). ``search``: only agents whose card URL holds it (case
+        folded). Returns the page and how many agents match (-1 without ``count``)."""
+        where: Any = sa.true()
+        if search:
+            pattern = (
+                "%"
+                + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                + "%"
+            )
+            # SQLite's LIKE folds ASCII case itself; PostgreSQL's ILIKE does. Either way
+            # no function runs per row.
+            column = agents_table.c.card_url
+            where = (
+                column.like(pattern, escape="\\")
+                if self.dialect == "sqlite"
+                else column.ilike(pattern, escape="\\")
+            )
+        total = -1  # not counted (the caller knows the total from totals())
+        if count:
+            with self._read() as connection:
+                total = int(
+                    connection.execute(
+                        sa.select(sa.func.count()).select_from(agents_table).where(where)
+                    ).scalar_one()
+                )
+        page = self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table).where(where)
+            .order_by(agents_table.c.card_url).offset(offset).limit(limit)
+        )  # fmt: skip
+        return page, total
+
+    def totals(self) -> Totals:
+        """Neutral totals: agents, results, evidence (claims are the rest)."""
+        query = sa.select(
+            sa.func.count(),
+            sa.func.coalesce(sa.func.sum(agents_table.c.results), 0),
+            sa.func.coalesce(sa.func.sum(agents_table.c.evidence), 0),
+        ).select_from(agents_table)
         with self._read() as connection:
-            rows = connection.execute(query).all()
-        return [AgentSummary(row.card_url, self._stored(row), int(row.n_records)) for row in rows]
+            agents, results, evidence = connection.execute(query).one()
+        return Totals(int(agents), int(results), int(evidence))
+
+    def summary(self, card_url: str) -> AgentSummary | None:
+        """One agent's summary, or ``None`` for an agent the ledger does not know."""
+        if not _holdable(card_url):
+            return None
+        found = self._summaries(
+            sa.select(agents_table.c.card_url).select_from(agents_table)
+            .where(agents_table.c.card_url == card_url)
+        )  # fmt: skip
+        return found[0] if found else None
+
+    def history_page(self, card_url: str, offset: int, limit: int) -> list[StoredRecord]:
+        """A page of the agent's records, newest first (by ``finished_at``, then as
+        stored), read from the store's index: O(page)."""
+        if not _holdable(card_url):
+            return []
+        query = (
+            sa.select(records)
+            .where(records.c.card_url == card_url)
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+        with self._read() as connection:
+            return [self._stored(row) for row in connection.execute(query)]
+
+    def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
+        """The agent's newest records whose ``standing`` column says evidence (at most
+        ``limit``), newest first: candidates a display rechecks from their bytes."""
+        if not _holdable(card_url):
+            return []
+        query = (
+            sa.select(records)
+            .where(records.c.card_url == card_url, records.c.standing == "evidence")
+            .order_by(records.c.finished_at.desc(), records.c.id.desc())
+            .limit(limit)
+        )
+        with self._read() as connection:
+            return [self._stored(row) for row in connection.execute(query)]
+
+    def newer_than(self, record: StoredRecord) -> int:
+        """How many of the agent's records are newer than ``record`` (its place in the
+        newest-first list)."""
+        later = sa.or_(
+            records.c.finished_at > record.finished_at,
+            sa.and_(records.c.finished_at == record.finished_at, records.c.id > record.id),
+        )
+        query = sa.select(sa.func.count()).where(records.c.card_url == record.card_url, later)
+        with self._read() as connection:
+            return int(connection.execute(query).scalar_one())
 
     def latest(self, card_url: str) -> StoredRecord | None:
         """The agent's latest record, or ``None`` for an agent the ledger does not
         know."""
-        history = self.history(card_url)
-        return history[-1] if history else None
+        found = self.summary(card_url)
+        return found.latest if found is not None else None
 
     def history(self, card_url: str) -> list[StoredRecord]:
         """The agent's records, oldest first (by ``finished_at``, then as stored);
@@ -665,16 +967,16 @@ class Ledger:
             return [self._stored(row) for row in connection.execute(query)]
 
     def due(self, older_than: timedelta, now: datetime) -> list[str]:
-        """Card URLs of the agents whose latest record finished before
+        """Card URLs of the agents whose last record *received* (the store's own
+        ``stored_at``, never a time the record claims: PROFILE §8) is older than
         ``now - older_than``, ordered by card URL. ``now`` must be aware."""
         if now.tzinfo is None:
             raise ValueError("a naive datetime has no zone")
         cutoff = now.astimezone(UTC) - older_than
-        ranked = self._latest()
         query = (
-            sa.select(ranked.c.card_url)
-            .where(ranked.c.rank == 1, ranked.c.finished_at < cutoff)
-            .order_by(ranked.c.card_url)
+            sa.select(agents_table.c.card_url)
+            .where(agents_table.c.last_received < cutoff)
+            .order_by(agents_table.c.card_url)
         )
         with self._read() as connection:
             return [row.card_url for row in connection.execute(query)]
@@ -690,6 +992,31 @@ class Ledger:
                 return
             yield from page
             last = page[-1].id
+
+    def runners(self) -> list[RunnerSeen]:
+        """Every runner key the store holds a result by (PROFILE §8: a runner is its
+        key), ordered by key."""
+        query = (
+            sa.select(
+                records.c.runner_key,
+                sa.func.min(records.c.stored_at).label("first"),
+                sa.func.max(records.c.stored_at).label("last"),
+                sa.func.count().label("n"),
+            )
+            .where(records.c.runner_key.is_not(None))
+            .group_by(records.c.runner_key)
+            .order_by(records.c.runner_key)
+        )
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+
+        def aware(moment: Any) -> datetime:
+            if isinstance(moment, str):  # SQLite's min/max give the stored text
+                moment = datetime.fromisoformat(moment)
+            assert isinstance(moment, datetime)
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+        return [RunnerSeen(r.runner_key, aware(r.first), aware(r.last), int(r.n)) for r in rows]
 
     def count(self) -> int:
         """How many records the store holds."""

@@ -11,7 +11,11 @@ Routes (the API's are described by ``/api/openapi.json``, shipped as
     GET /                       agents with their latest result, by card URL (?page=N)
     GET /agents/{card url}      one agent: latest result, boundaries, timeline,
                                 conflicts, checks, every result (?page=N)
+    GET /records/{id}           one result in full, as a page (any age)
+    GET /runners                every runner key seen: its name on the operator's list or
+                                its fingerprint, first and last seen, how many results
     GET /api/agents             the same list as JSON (?page=N&per_page=M)
+    GET /api/runners            the runners as JSON
     GET /api/agents/{card url}  one agent as JSON (?page=N&per_page=M)
     GET /api/records/{id}       a record's bytes exactly as stored
     GET /api/openapi.json       the OpenAPI 3.1 document
@@ -27,15 +31,17 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib import resources
 from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
-from ..record import DOES_NOT_ESTABLISH, standing_of
+from ..record import DOES_NOT_ESTABLISH, rfc3339
 from . import display
+from .runners import NO_RUNNERS, Runners, fingerprint
 
 try:
     import jinja2
@@ -89,8 +95,14 @@ class _Record(Protocol):
 
 
 class _Ledger(Protocol):
-    def agents(self) -> Sequence[Any]: ...
-    def history(self, card_url: str) -> Sequence[Any]: ...
+    def agents_page(
+        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
+    ) -> tuple[Sequence[Any], int]: ...
+    def totals(self) -> Any: ...
+    def summary(self, card_url: str) -> Any: ...
+    def history_page(self, card_url: str, offset: int, limit: int) -> Sequence[Any]: ...
+    def latest_evidence(self, card_url: str, limit: int = 20) -> Sequence[Any]: ...
+    def newer_than(self, record: Any) -> int: ...
     def get(self, record_id: Any) -> Any: ...
 
 
@@ -109,6 +121,7 @@ _NOT_ALLOWED: Final = (405, "method_not_allowed", "Only GET and HEAD are served"
 _BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
 _BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
 _BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
+_BAD_SEARCH: Final = (400, "bad_search", "q must be at most 200 characters, without NUL")
 _UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
@@ -156,11 +169,19 @@ def _whole(text: str | None, default: int, low: int, high: int, problem: Any) ->
     return value
 
 
-def _paging(request: Request, api: bool) -> tuple[int, int]:
-    query = _query(request, ("page", "per_page") if api else ("page",))
+MAX_SEARCH: Final = 200
+
+
+def _paging(request: Request, api: bool) -> tuple[int, int, str | None]:
+    """``page``, ``per_page`` (API only) and ``q`` (a search on the index: part of a
+    card URL, at most 200 characters)."""
+    query = _query(request, ("page", "per_page", "q") if api else ("page", "q"))
     page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
     per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
-    return page, per_page
+    search = query.get("q", "").strip()
+    if len(search) > MAX_SEARCH or "\x00" in search:
+        raise _Problem(*_BAD_SEARCH)
+    return page, per_page, search or None
 
 
 def _tail(request: Request, prefix: str) -> str:
@@ -194,9 +215,9 @@ def _record_id(text: str) -> int:
 
 
 def _when(moment: Any) -> str:
-    if isinstance(moment, datetime):
-        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return ""
+    # RFC 3339 UTC, as the records write times, in the page's text and the API's data
+    # alike: one spelling of one instant everywhere (issue 13 finding 7).
+    return rfc3339(moment) if isinstance(moment, datetime) and moment.tzinfo else ""
 
 
 class _Rows:
@@ -205,21 +226,29 @@ class _Rows:
     from what the display can check in the record, with no clock and no network), so
     the same bytes need not have their runner signature checked on every request."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, runners: Runners = NO_RUNNERS) -> None:
         self.size = size
-        self._rows: OrderedDict[tuple[Any, Any], display.Row] = OrderedDict()
+        self.runners = runners
+        self._rows: OrderedDict[tuple[Any, Any, bool], display.Row] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __call__(self, record: _Record) -> display.Row:
-        key = (record.id, getattr(record, "digest", None) or record.body)
+    def __call__(self, record: _Record, *, full: bool = False) -> display.Row:
+        key = (record.id, getattr(record, "digest", None) or record.body, full)
         with self._lock:
             found = self._rows.get(key)
             if found is not None:
                 self._rows.move_to_end(key)
                 return found
-        document = record.document if isinstance(record.document, dict) else {}
         times = (_when(record.started_at), _when(record.finished_at))
-        made = display.row(record.id, record.card_url, document, times)
+        reason = getattr(record, "standing_reason", None)
+        if reason is not None and not full:
+            # A list line from the columns kept at write time: no bytes read (O(page)).
+            made = display.column_row(
+                record.id, record.card_url, _columns_of(record), times, self.runners
+            )
+        else:  # shown in full: the standing recomputed from the record's bytes
+            document = record.document if isinstance(record.document, dict) else {}
+            made = display.row(record.id, record.card_url, document, times, self.runners)
         with self._lock:
             self._rows[key] = made
             while len(self._rows) > self.size:
@@ -228,71 +257,84 @@ class _Rows:
 
 
 ROW_CACHE: Final = 20_000
+TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
+
+_KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
+                "standing_reason", "card_signature", "card_reading")  # fmt: skip
 
 
-def _page(items: Sequence[Any], page: int, per_page: int) -> tuple[Sequence[Any], int]:
-    pages = max(1, math.ceil(len(items) / per_page))
-    start = (page - 1) * per_page
-    return items[start : start + per_page], pages
+def _columns_of(record: Any) -> dict[str, Any]:
+    return {name: getattr(record, name, None) for name in _KEPT}
 
 
 class _AgentView:
-    """One agent's history, oldest first, made into what its page shows. A display row
-    (and its signature check) is made only for the records shown: the page's slice,
-    the timeline's last marks and the newest evidence, however long the history."""
+    """One agent as its page shows it, read from the store a page at a time (O(page),
+    however long the history): its summary, the page's records (newest first), the
+    timeline's last marks, and the newest evidence when the latest is a claim. Every
+    row's standing is recomputed from its record's bytes (PROFILE §8)."""
 
-    def __init__(self, records: Sequence[Any], page: int, per_page: int, rows: _Rows) -> None:
-        self._made = rows
-        self._rows: dict[int, display.Row] = {}
-        self._records = records
+    def __init__(self, ledger: _Ledger, card_url: str, page: int, per_page: int,
+                 rows: _Rows) -> None:  # fmt: skip
+        summary = ledger.summary(card_url)
+        if summary is None:
+            raise _Problem(*_NOT_FOUND_AGENT)
+        self.count = int(summary.count)
         self.per_page = per_page
-        newest_first = range(len(records) - 1, -1, -1)
-        shown, self.pages = _page(newest_first, page, per_page)
-        self.shown = [self._row(i) for i in shown]
-        start = max(0, len(records) - display.MAX_TIMELINE)
-        self.timeline = [self._row(i) for i in range(start, len(records))]
-        self.latest = self.timeline[-1]
-        self.evidence = None if self.latest.standing == "evidence" else self._evidence()
-        latest = records[-1].document
+        self.pages = max(1, math.ceil(self.count / per_page))
+        self._place: dict[str, int] = {}  # row id -> place in the newest-first list
+        shown = ledger.history_page(card_url, (page - 1) * per_page, per_page)
+        self.shown = [self._row(rows, r, (page - 1) * per_page + i) for i, r in enumerate(shown)]
+        recent = ledger.history_page(card_url, 0, display.MAX_TIMELINE)
+        self.timeline = [self._row(rows, r, i) for i, r in enumerate(recent)][::-1]
+        self.latest = rows(summary.latest, full=True)  # shown in full: from its bytes
+        self._place[self.latest.id] = 0
+        self.evidence: display.Row | None = None
+        if self.latest.standing != "evidence":
+            for record in ledger.latest_evidence(card_url):
+                made = rows(record, full=True)  # the column said evidence; bytes decide
+                if made.standing == "evidence":
+                    self._place[made.id] = ledger.newer_than(record)
+                    self.evidence = made
+                    break
+        latest = summary.latest.document
         self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
 
-    def _row(self, index: int) -> display.Row:
-        if index not in self._rows:
-            self._rows[index] = self._made(self._records[index])
-        return self._rows[index]
-
-    def _evidence(self) -> display.Row | None:
-        for index in range(len(self._records) - 1, -1, -1):
-            document = self._records[index].document
-            # standing_of first: cheap, and a claim by it is a claim on display too.
-            if isinstance(document, dict) and standing_of(document) == "evidence":
-                row = self._row(index)
-                if row.standing == "evidence":
-                    return row
-        return None
+    def _row(self, rows: _Rows, record: Any, place: int) -> display.Row:
+        made = rows(record)
+        self._place[made.id] = place
+        return made
 
     def href(self, row: display.Row) -> str:
         """Where a timeline mark or the latest evidence links: its line, on the page of
         the list (newest first) holding it."""
-        index = next((i for i, made in self._rows.items() if made.id == row.id), None)
-        page = 1 if index is None else (len(self._records) - 1 - index) // self.per_page + 1
+        page = self._place.get(row.id, 0) // self.per_page + 1
         return f"?page={page}#record-{row.id}"
 
 
 class _Pages:
-    def __init__(self, ledger: _Ledger) -> None:
+    def __init__(self, ledger: _Ledger, runners: Runners = NO_RUNNERS) -> None:
         self.ledger = ledger
         self.env = _environment()
-        self.rows = _Rows(ROW_CACHE)
+        self.runners = runners
+        self.rows = _Rows(ROW_CACHE, runners)
+        self._lock = threading.Lock()
+        self._totals_at: tuple[float, Any] | None = None
 
     # -- shared ----------------------------------------------------------------------
 
-    def _agents(self, page: int, per_page: int) -> tuple[list[dict[str, Any]], int]:
+    def _agents(
+        self, page: int, per_page: int, search: str | None = None
+    ) -> tuple[list[dict[str, Any]], int, int]:
         # Ordered by card URL, as the store returns them, and never by outcome: an agent
         # without the interview is not ranked below one with it (interview §9 rule 2).
-        summaries = sorted(self.ledger.agents(), key=lambda s: s.card_url)
-        shown, pages = _page(summaries, page, per_page)
+        # One page of the summary the store keeps at write time: O(page).
+        shown, total = self.ledger.agents_page(
+            (page - 1) * per_page, per_page, search, count=bool(search)
+        )
+        if not search:
+            total = self._totals().agents
+        pages = max(1, math.ceil(total / per_page))
         out = []
         for summary in shown:
             out.append(
@@ -302,13 +344,19 @@ class _Pages:
                     "ref": _ref(summary.card_url),
                 }
             )
-        return out, pages
+        return out, pages, total
 
-    def _history(self, card_url: str) -> list[Any]:
-        records = list(self.ledger.history(card_url))
-        if not records:
-            raise _Problem(*_NOT_FOUND_AGENT)
-        return records
+    def _totals(self) -> Any:
+        """The ledger's totals, read at most once every :data:`TOTALS_EVERY` seconds: a
+        sum over every agent is the one read whose cost grows with the ledger."""
+        now = time.monotonic()
+        with self._lock:
+            if self._totals_at is not None and now - self._totals_at[0] < TOTALS_EVERY:
+                return self._totals_at[1]
+        found = self.ledger.totals()
+        with self._lock:
+            self._totals_at = (now, found)
+        return found
 
     def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
         root = request.scope.get("root_path", "") + "/"
@@ -318,16 +366,23 @@ class _Pages:
     # -- HTML ------------------------------------------------------------------------
 
     def index(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=False)
-        rows, pages = self._agents(page, per_page)
-        return self._render(request, "index.html", rows=rows, page=page, pages=pages)
+        page, per_page, search = _paging(request, api=False)
+        rows, pages, total = self._agents(page, per_page, search)
+        return self._render(
+            request, "index.html", rows=rows, page=page, pages=pages, search=search or "",
+            matching=total, totals=self._totals(),
+            base="?" + (f"q={quote(search, safe='')}&" if search else ""),
+        )  # fmt: skip
 
     def agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=False)
-        view = _AgentView(self._history(_tail(request, "/agents/")), page, per_page, self.rows)
+        page, per_page = _paging(request, api=False)[:2]
+        view = _AgentView(self.ledger, _tail(request, "/agents/"), page, per_page, self.rows)
         return self._render(
             request,
             "agent.html",
+            single=False,
+            heading="Latest result",
+            agent_ref="",
             latest=view.latest,
             # Beside a latest claim, the newest evidence the ledger holds (interview §8).
             older_evidence=view.evidence,
@@ -335,6 +390,8 @@ class _Pages:
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
+            timeline_items=display.timeline_items(view.timeline),
+            timeline_href=view.href,
             conflict_list=view.conflicts,
             churned=view.churned,
             more=view.more,
@@ -344,6 +401,48 @@ class _Pages:
             page=page,
             pages=view.pages,
         )
+
+    def record_page(self, request: Request) -> Response:
+        """One result in full, whatever its age (issue 13 finding 6): its standing
+        recomputed from its bytes, its conflicts and checks."""
+        _query(request, ())
+        record = self._get(_record_id(str(request.path_params["record_id"])))
+        shown = self.rows(record, full=True)
+        document = record.document if isinstance(record.document, dict) else {}
+        conflict_list, churned, more = display.conflicts(document)
+        return self._render(
+            request, "agent.html", single=True, heading=f"Result {shown.id}",
+            agent_ref=_ref(record.card_url), latest=shown, older_evidence=None,
+            evidence_href=None, boundaries=display.BOUNDARIES, timeline="",
+            timeline_items=[], timeline_href=None,
+            conflict_list=conflict_list, churned=churned, more=more,
+            checks=display.check_rows(document), incomplete=display.incomplete(document),
+            records=[], page=1, pages=1,
+        )  # fmt: skip
+
+    def _runners(self) -> list[dict[str, Any]]:
+        seen = getattr(self.ledger, "runners", None)
+        out = []
+        for runner in seen() if callable(seen) else ():
+            name = self.runners.name_of(runner.key)
+            out.append({
+                "key": runner.key,
+                "fingerprint": fingerprint(runner.key),
+                "listed": name is not None,
+                "listed_name": name,
+                "first_seen": _when(runner.first_seen),
+                "last_seen": _when(runner.last_seen),
+                "results": runner.results,
+            })  # fmt: skip
+        return out
+
+    def runners_page(self, request: Request) -> Response:
+        _query(request, ())
+        return self._render(request, "runners.html", runners=self._runners())
+
+    def api_runners(self, request: Request) -> Response:
+        _query(request, ())
+        return _json({"runners": self._runners()})
 
     def stylesheet(self, request: Request) -> Response:
         return Response(
@@ -355,8 +454,8 @@ class _Pages:
     # -- JSON ------------------------------------------------------------------------
 
     def api_agents(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=True)
-        rows, pages = self._agents(page, per_page)
+        page, per_page, search = _paging(request, api=True)
+        rows, pages, total = self._agents(page, per_page, search)
         agents = [
             {
                 "card_url": a["row"].card_url,
@@ -366,12 +465,17 @@ class _Pages:
             }
             for a in rows
         ]
-        return _json({"agents": agents, "page": page, "pages": pages, "per_page": per_page})
+        totals = self._totals()
+        return _json({
+            "agents": agents, "page": page, "pages": pages, "per_page": per_page,
+            "matching": total,
+            "totals": {"agents": totals.agents, "results": totals.results,
+                       "evidence": totals.evidence, "claims": totals.claims},
+        })  # fmt: skip
 
     def api_agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=True)
-        records = self._history(_tail(request, "/api/agents/"))
-        view = _AgentView(records, page, per_page, self.rows)
+        page, per_page = _paging(request, api=True)[:2]
+        view = _AgentView(self.ledger, _tail(request, "/api/agents/"), page, per_page, self.rows)
         return _json(
             {
                 "card_url": view.latest.card_url,
@@ -431,12 +535,16 @@ class _Headers:
         await self.app(scope, receive, with_headers)
 
 
-def app(ledger: _Ledger) -> ASGIApp:
+def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     """The page and API over ``ledger`` (anything with ``agents()``, ``history(url)``
-    and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`)."""
-    pages = _Pages(ledger)
+    and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`); runners named through
+    the operator's ``runners`` list (PROFILE §8)."""
+    pages = _Pages(ledger, runners)
     routes = [
         Route("/", pages.index),
+        Route("/runners", pages.runners_page),
+        Route("/records/{record_id}", pages.record_page),
+        Route("/api/runners", pages.api_runners),
         Route("/agents/{ref:path}", pages.agent),
         Route("/static/ledger.css", pages.stylesheet),
         Route("/api/agents", pages.api_agents),
@@ -481,6 +589,7 @@ def serve(
     port: int = 0,
     *,
     on_ready: Callable[[str], None] | None = None,
+    runners: Runners = NO_RUNNERS,
 ) -> None:
     """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
     is called with the origin once listening. Raises ``OSError`` (cannot listen) and
@@ -493,7 +602,9 @@ def serve(
 
     sock = bind(host, port)
     try:
-        config = uvicorn.Config(app(ledger), log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            app(ledger, runners), log_level="warning", access_log=False, lifespan="off"
+        )
         server = uvicorn.Server(config)
 
         async def main() -> None:

@@ -86,7 +86,9 @@ from ..record import (
     agent_key_ids,
     nkey_jwk,
     proposal_keys,
+    proposal_signer,
     rfc3339,
+    verified_key_ids,
 )
 from ..report import render_report
 from ..spec import (
@@ -290,7 +292,10 @@ class _RunState:
     advisories: list[Advisory] = field(default_factory=list)
     performed: set[Check] = field(default_factory=set)
     failed: set[Check] = field(default_factory=set)
-    # agent.keys (PROFILE §8): every JWK seen for the card, every proposal signer's nkey.
+    # agent.keys (PROFILE §8): thumbprints of keys that verified a card signature, nkeys
+    # of proposal signers whose signature verified. agent.listed_keys: every JWK and
+    # nkey merely seen (informational: listing a key never makes it the agent's).
+    signed_keys: list[str] = field(default_factory=list)
     agent_jwks: list[Any] = field(default_factory=list)
     agent_nkeys: list[str] = field(default_factory=list)
     # PROFILE §7 card variants: each version's card fetched once per run ("": none).
@@ -554,6 +559,7 @@ class _Procedure:
                 readings=readings,
             )  # fmt: skip
             source = "jku"
+        state.signed_keys += verified_key_ids(report)
         conflicts, advisories = check_card_signature(
             report.status, require=self.options.require_signature, readings=readings
         )
@@ -598,15 +604,16 @@ class _Procedure:
         if self.options.runner_seed is None:
             return
         runner = nkey_jwk(nkeys.public_of(nkeys.private_key(self.options.runner_seed)))
-        if (await _off_loop(verify_card, card, [runner])).status == "verified":
-            state.agent_jwks.append(runner)
+        state.signed_keys += verified_key_ids(await _off_loop(verify_card, card, [runner]))
 
     async def _pinned_agent_keys(self, card: JSONObject, card_url: str, state: _RunState) -> None:
         """PROFILE §8 ``agent.keys`` with a pinned JWKS: its keys, and those of the card's
         own ``jku`` JWKS (fetched quietly, same rules: it verifies nothing here)."""
         state.agent_jwks += self.options.jwks or ()
         for jku in await _jkus(card):
-            state.agent_jwks += await self._jwks(jku, card_url, state, quiet=True)
+            found = await self._jwks(jku, card_url, state, quiet=True)
+            state.agent_jwks += found
+            state.signed_keys += verified_key_ids(await _off_loop(verify_card, card, found))
 
     async def _jwks(
         self, jku: str, card_url: str, state: _RunState, *, quiet: bool = False
@@ -662,8 +669,9 @@ class _Procedure:
             if not primary:
                 continue
             state.agent_nkeys += proposal_keys(body, self.options.client.max_bytes)
-            if verdict.signer is not None:
-                state.agent_nkeys.append(verdict.signer)
+            signer = verdict.signer or proposal_signer(body, self.options.client.max_bytes)
+            if signer is not None:
+                state.signed_keys.append(signer)
             state.proposals.append(
                 ProposalRecord(entry.url, entry.digest, verdict.result, verdict.signer)
             )
@@ -1035,7 +1043,8 @@ async def verify(
         outcome=outcome,
         checks=overall_statuses([r.checks for r in done], persistent_checks),
         incomplete=runs[-1].incomplete if outcome is Outcome.unreachable else None,
-        agent_keys=agent_key_ids(
+        agent_keys=tuple(sorted({k for r in runs for k in r.signed_keys})),
+        listed_keys=agent_key_ids(
             [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
         ),
         credentials=Credentials.of(opts.client.headers),

@@ -1,0 +1,264 @@
+"""Ledger at scale: 100,000 agents, about 300,000 records.
+
+    nice -n 10 .venv/bin/python bench/ledger_scale.py --store /tmp/scale.db
+    nice -n 10 .venv/bin/python bench/ledger_scale.py --store postgresql://USER@127.0.0.1:PORT/DB
+
+1. Fills the store in bulk (``--agents`` agents, ``--per-agent`` records each, and one
+   agent with ``--history`` records), bypassing the write path: what is measured here is
+   reading. The bodies are real verifier records (``tests/ledger_records.py``; mostly
+   the small ones, one in 20 a full interview), signed; a list line is read from the
+   columns kept at write time, a record shown in full has its runner signature checked
+   and its standing recomputed; the per-agent summary is built as migration 0005 does.
+2. Serves the store with ``a2a-interview ledger serve`` (uvicorn, one process) and
+   sends ``--requests`` requests per case from 8 parallel clients over loopback HTTP,
+   each to a random page (or a random search): the index, a search, ``/api/agents``;
+   then the agent page of the agent with ``--history`` results, from one client.
+   Prints p50 and p99 per case.
+3. Import through the store's own write path (``put_many``, 200 a transaction, as
+   ``ledger import``): ``--import`` fresh signed records into this full store and,
+   side by side, into an empty one of the same kind; prints both rates.
+
+Not a test: nothing asserts a time. Run it under ``nice`` on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from a2a_interview import nkeys  # noqa: E402
+from a2a_interview.ledger import Ledger  # noqa: E402
+from a2a_interview.ledger.store import _columns, records  # noqa: E402
+from a2a_interview.record import sign_record  # noqa: E402
+from ledger_records import build  # noqa: E402
+
+BUSY = "https://busy.example/.well-known/agent-card.json"
+
+
+def templates(count: int) -> list[dict[str, object]]:
+    """``count`` rows' worth of signed real records (their columns, as ``_columns`` gives
+    them), each a different run."""
+    made = build()
+    # Mostly small records (not offered, not completed: about 2 KB), one in 20 a full
+    # interview (15-33 KB): 300,000 full ones would be some 6 GB on a shared disk.
+    small = [json.loads(b) for b in made.bodies if len(b) < 4000]
+    large = [json.loads(b) for b in made.bodies if len(b) >= 4000]
+    out = []
+    seed = nkeys.generate_seed()
+    for i in range(count):
+        pool = large if i % 20 == 0 else small
+        base = json.loads(json.dumps(pool[i % len(pool)]))
+        base.pop("signatures", None)
+        if base["ran_by"]["party"] != "self":
+            base["ran_by"].pop("key", None)
+            base["ran_by"]["name"] = f"Bench runner {i % 7}"
+            base = sign_record(base, seed)
+        base["finished_at"] = base["finished_at"]  # kept: sane and in the past
+        out.append(_columns(json.dumps(base).encode()))
+    return out
+
+
+def fill(url: str, agents: int, per_agent: int, history: int) -> None:
+    with Ledger.open(url) as ledger:
+        engine = ledger._engine  # bulk: the point here is reading
+    rows = templates(400)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    stored = datetime.now(UTC) - timedelta(days=1)
+    n = 0
+
+    def batch() -> list[dict[str, object]]:
+        nonlocal n
+        out = []
+        for i in range(agents):
+            card = f"https://agent-{i:06d}.example/.well-known/agent-card.json"
+            for j in range(per_agent):
+                n += 1
+                row = dict(rows[n % len(rows)])
+                moment = start + timedelta(days=j, seconds=i)
+                row.update(digest=f"sha256:{n:064x}", card_url=card, agent_url=card,
+                           started_at=moment, finished_at=moment, stored_at=stored)  # fmt: skip
+                out.append(row)
+        for j in range(history):
+            n += 1
+            row = dict(rows[n % len(rows)])
+            moment = start + timedelta(minutes=j)
+            row.update(digest=f"sha256:{n:064x}", card_url=BUSY, agent_url=BUSY,
+                       started_at=moment, finished_at=moment, stored_at=stored)  # fmt: skip
+            out.append(row)
+        return out
+
+    everything = batch()
+    began = time.perf_counter()
+    with engine.begin() as connection:
+        for at in range(0, len(everything), 5000):
+            connection.execute(records.insert(), everything[at : at + 5000])
+        connection.execute(
+            sa.text(
+                "INSERT INTO ledger_agents (card_url, latest_id, results, evidence, "
+                "last_received) SELECT card_url, (SELECT r2.id FROM ledger_records r2 "
+                "WHERE r2.card_url = r.card_url ORDER BY r2.finished_at DESC, r2.id DESC "
+                "LIMIT 1), COUNT(*), SUM(CASE WHEN standing = 'evidence' THEN 1 ELSE 0 END), "
+                "MAX(stored_at) FROM ledger_records r GROUP BY card_url"
+            )
+        )
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            connection.execution_options(isolation_level="AUTOCOMMIT").execute(
+                sa.text("VACUUM ANALYZE")
+            )
+    engine.dispose()
+    print(f"filled {len(everything):,} records for {agents + 1:,} agents "
+          f"in {time.perf_counter() - began:.0f} s (bulk)")  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return statistics.median(ordered) * 1000, p99 * 1000
+
+
+def load(origin: str, paths: list[str], clients: int) -> list[float]:
+    times: list[float] = []
+    lock = threading.Lock()
+    work = list(paths)
+
+    def client() -> None:
+        with httpx.Client(base_url=origin, timeout=60) as c:
+            while True:
+                with lock:
+                    if not work:
+                        return
+                    path = work.pop()
+                began = time.perf_counter()
+                answer = c.get(path)
+                spent = time.perf_counter() - began
+                assert answer.status_code == 200, (path, answer.status_code)
+                with lock:
+                    times.append(spent)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times
+
+
+def serve_and_measure(url: str, agents: int, requests: int) -> None:
+    port = free_port()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "a2a-interview"), "ledger", "serve", "--store", url,
+         "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    origin = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(origin + "/api/openapi.json", timeout=2)
+                break
+            except httpx.HTTPError:
+                if server.poll() is not None:
+                    raise SystemExit("ledger serve failed: " + server.stderr.read()) from None
+                time.sleep(0.2)
+            try:
+                pass
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        pages = max(1, agents // 50)
+        rng = random.Random(7)
+        cases = {
+            "index, random page": [f"/?page={rng.randint(1, pages)}" for _ in range(requests)],
+            "search, random agent": [
+                f"/?q=agent-{rng.randint(0, agents - 1):06d}" for _ in range(requests)
+            ],
+            "/api/agents, random page": [
+                f"/api/agents?page={rng.randint(1, pages)}" for _ in range(requests)
+            ],
+        }
+        print(f"{'case (8 parallel clients)':34} {'p50 ms':>8} {'p99 ms':>8} {'n':>5}")
+        for name, paths in cases.items():
+            p50, p99 = percentiles(load(origin, paths, 8))
+            print(f"{name:34} {p50:8.1f} {p99:8.1f} {len(paths):5d}")
+        busy = f"/agents/{quote(BUSY, safe='')}"
+        for name, path in (("agent page, 10,000 results", busy),
+                           ("its page 100", busy + "?page=100")):  # fmt: skip
+            p50, p99 = percentiles(load(origin, [path] * 30, 1))
+            print(f"{name + ' (1 client)':34} {p50:8.1f} {p99:8.1f} {30:5d}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def import_rate(url: str, empty_url: str, count: int) -> None:
+    seed = nkeys.generate_seed()
+    base = json.loads(build().bodies[2])
+    base.pop("signatures")
+    base["ran_by"].pop("key", None)
+
+    def bodies(tag: str) -> list[bytes]:
+        out = []
+        for i in range(count):
+            card = f"https://import-{tag}-{i:06d}.example/.well-known/agent-card.json"
+            doc = {**base, "agent": {**base["agent"], "card_url": card}}
+            out.append(json.dumps(sign_record(doc, seed)).encode())
+        return out
+
+    for label, target, tag in (("full store", url, "f"), ("empty store", empty_url, "e")):
+        given = bodies(tag)
+        with Ledger.open(target) as ledger:
+            began = time.perf_counter()
+            for at in range(0, len(given), 200):
+                ledger.put_many(given[at : at + 200])
+            spent = time.perf_counter() - began
+        print(f"import (put_many, 200 a transaction) into the {label:12} "
+              f"{count / spent:8.0f} records/s")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="a SQLite path or postgresql:// URL")
+    parser.add_argument("--empty-store", help="an empty store of the same kind (import)")
+    parser.add_argument("--agents", type=int, default=100_000)
+    parser.add_argument("--per-agent", type=int, default=3)
+    parser.add_argument("--history", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--import", dest="imports", type=int, default=2000)
+    parser.add_argument("--skip-fill", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_fill:
+        fill(args.store, args.agents, args.per_agent, args.history)
+    serve_and_measure(args.store, args.agents, args.requests)
+    with tempfile.TemporaryDirectory() as folder:
+        empty = args.empty_store or str(Path(folder) / "empty.db")
+        import_rate(args.store, empty, args.imports)
+    os.environ.pop("A2A_INTERVIEW_STORE", None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Runners are keys (PROFILE §8, "Who ran it"; issue 13 finding 3).
+
+A runner is named by its key. An operator lists the runner keys it trusts, with the
+names it gives them, in a runners file (``ledger serve/list/show --runners FILE``)::
+
+    {"runners": [{"key": "UA...", "name": "Acme Market"}]}
+
+Everywhere a result is shown, :func:`runner_view` says who ran it: the operator's name
+for a listed key; otherwise the key's fingerprint, with the name written in the record
+marked as self-declared. Evidence by a key the operator does not list is worded apart
+(:data:`EVIDENCE_WORDS`). Pure: no I/O here, the CLI reads the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from ..errors import IngressError
+from ..ijson import loads
+from ..record import nkey_thumbprint
+from .errors import LedgerError
+
+__all__ = [
+    "EVIDENCE_WORDS",
+    "NO_RUNNERS",
+    "BadRunners",
+    "RunnerView",
+    "Runners",
+    "fingerprint",
+    "read_runners",
+    "runner_view",
+]
+
+MAX_RUNNERS: Final = 10_000
+MAX_RUNNER_NAME: Final = 200
+
+Evidence = Literal["listed", "unlisted"]
+
+# How evidence is worded, by whether its runner key is on the operator's list
+# (PROFILE §8: never in the same words).
+EVIDENCE_WORDS: Final[Mapping[Evidence, str]] = {
+    "listed": "evidence",
+    "unlisted": "evidence by an unlisted runner",
+}
+
+
+class BadRunners(LedgerError):
+    """The runners file is not a list of runner keys with names."""
+
+    code = "bad_runners"
+
+
+@dataclass(frozen=True, slots=True)
+class Runners:
+    """The operator's trusted runner keys (nkeys) and the names it gives them."""
+
+    names: Mapping[str, str]
+
+    def name_of(self, key: str | None) -> str | None:
+        return self.names.get(key) if key is not None else None
+
+
+NO_RUNNERS: Final = Runners({})
+
+
+def _clean_name(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_RUNNER_NAME:
+        return None
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value):
+        return None
+    return value.strip()
+
+
+def read_runners(data: bytes) -> Runners:
+    """The runners file's list. Raises :class:`BadRunners` naming what is wrong (never
+    echoing a value): not strict I-JSON, not ``{"runners": [...]}``, an item without a
+    valid nkey ``key`` or a ``name`` of 1-200 printable characters, a key listed twice."""
+    try:
+        value = loads(data)
+    except IngressError as exc:
+        raise BadRunners(f"the runners file is not strict I-JSON [{exc.code}]") from None
+    items = value.get("runners") if isinstance(value, dict) else None
+    if not isinstance(items, list) or len(items) > MAX_RUNNERS:
+        raise BadRunners('the runners file must be {"runners": [{"key": ..., "name": ...}]}')
+    names: dict[str, str] = {}
+    for index, item in enumerate(items, 1):
+        key = item.get("key") if isinstance(item, dict) else None
+        name = _clean_name(item.get("name")) if isinstance(item, dict) else None
+        if not isinstance(key, str) or nkey_thumbprint(key) is None:
+            raise BadRunners(f"runner {index}: key is not a public nkey (U...)")
+        if name is None:
+            raise BadRunners(
+                f"runner {index}: name must be 1-{MAX_RUNNER_NAME} printable characters"
+            )
+        if key in names:
+            raise BadRunners(f"runner {index}: this key is listed twice")
+        names[key] = name
+    return Runners(names)
+
+
+def fingerprint(key: str | None) -> str | None:
+    """A runner key's short fingerprint: the first 16 characters (96 bits) of its RFC
+    7638 thumbprint; ``None`` for no key or a malformed one."""
+    thumb = nkey_thumbprint(key) if isinstance(key, str) else None
+    return thumb[:16] if thumb else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerView:
+    """Who ran a result, as every surface says it. ``label`` is the text to show;
+    ``listed_name`` the operator's name for a listed key; ``declared_name`` the name
+    written in the record (self-declared, agent data when self-run)."""
+
+    key: str | None
+    fingerprint: str | None
+    listed: bool
+    listed_name: str | None
+    declared_name: str
+    label: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "fingerprint": self.fingerprint,
+            "listed": self.listed,
+            "listed_name": self.listed_name,
+            "self_declared_name": self.declared_name,
+            "label": self.label,
+        }
+
+
+def runner_view(key: str | None, declared_name: str, runners: Runners) -> RunnerView:
+    """Who ran it (PROFILE §8): the listed name for a key the operator lists; else the
+    key's fingerprint with the record's name marked self-declared; for a record with no
+    runner key, only the self-declared name."""
+    listed_name = runners.name_of(key)
+    short = fingerprint(key)
+    if listed_name is not None:
+        label = f"{listed_name} (listed runner, key {short})"
+    elif short is not None:
+        label = f"unlisted key {short} (self-declared name: {declared_name})"
+    else:
+        label = f"no runner key (self-declared name: {declared_name})"
+    return RunnerView(key, short, listed_name is not None, listed_name, declared_name, label)
