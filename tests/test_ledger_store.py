@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import sqlalchemy as sa
 
 from a2a_interview import nkeys
 from a2a_interview.checks import CHECKS, CheckStatus, Outcome
@@ -748,3 +749,44 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
         kept = ledger.agents()
         ledger.migrate()
         assert ledger.agents() == kept
+
+
+def test_the_run_identity_migration_keeps_what_it_takes_out(tmp_path: Path) -> None:
+    # PROFILE §8 (amended) and migration 0004: a store written before the sanity checks
+    # loses its duplicate rows of one run and its insane rows from `ledger_records`; the
+    # insane ones are kept byte for byte in `ledger_refused` with their reason, never
+    # deleted, so an operator upgrading loses nothing a person could still judge.
+    from alembic import command
+    from alembic.config import Config
+
+    from a2a_interview.ledger import store as store_module
+
+    path = tmp_path / "old.db"
+    good = sign_record(record(), RUNNER_SEED)
+    repeated = {**good, "signatures": good["signatures"] * 2}
+    future = record("https://b.example", finished="2099-01-01T00:00:00.000Z")
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        config = Config()
+        config.set_main_option("script_location", store_module._MIGRATIONS)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003")
+        for i, document in enumerate((good, repeated, future)):
+            connection.execute(
+                sa.text(
+                    "INSERT INTO ledger_records (digest, card_url, agent_url, outcome, party,"
+                    " runner_name, signature, standing, started_at, finished_at, stored_at,"
+                    " body) VALUES (:d, :c, :a, 'consistent', 'third_party', 'Acme', 'valid',"
+                    " 'claim', :t, :t, :t, :b)"
+                ),
+                {"d": f"sha256:{i:064d}", "c": document["agent"]["card_url"],
+                 "a": document["agent"]["url"], "t": "2026-11-29 10:00:00", "b": compact(document)},
+            )  # fmt: skip
+    engine.dispose()
+    with Ledger.open(path) as ledger:
+        assert ledger.count() == 1
+    with sqlite3.connect(path) as db:
+        kept = db.execute("SELECT id, body FROM ledger_records").fetchall()
+        refused = db.execute("SELECT id, reason, body FROM ledger_refused").fetchall()
+    assert kept == [(1, compact(good))]  # the signed row first stored is the one kept
+    assert refused == [(3, "from_the_future", compact(future))]

@@ -2,8 +2,9 @@
 identity, the JCS digest of the record without ``signatures``; of the rows one run had
 grown (signatures repeated or added), one is kept, a signed one before an unsigned one,
 then the first stored. Rows failing the sanity of PROFILE §8 (times, URL schemes, calls
-made to another agent) would be refused today: they are removed, so a record dated 2099
-stops being an agent's latest.
+made to another agent) would be refused today: they leave ``ledger_records`` for
+``ledger_refused`` (kept byte for byte with the reason, never deleted: an operator can
+read them and judge), so a record dated 2099 stops being an agent's latest.
 
 Revision ID: 0004
 Revises: 0003
@@ -34,6 +35,12 @@ _records = sa.table(
 
 
 def upgrade() -> None:
+    refused = op.create_table(
+        "ledger_refused",
+        sa.Column("id", sa.BigInteger(), primary_key=True),
+        sa.Column("reason", sa.String(32), nullable=False),
+        sa.Column("body", sa.LargeBinary(), nullable=False),
+    )
     connection = op.get_bind()
     now = datetime.now(UTC)
     keep: dict[str, tuple[bool, int]] = {}  # identity -> (unsigned, id) of the row kept
@@ -53,7 +60,11 @@ def upgrade() -> None:
         for row in rows:
             document = loads(bytes(row.body))
             assert isinstance(document, dict)  # stored only after the same check
-            if record_sanity(document, now) is not None:
+            reason = record_sanity(document, now)
+            if reason is not None:
+                connection.execute(
+                    refused.insert().values(id=row.id, reason=reason.reason, body=row.body)
+                )
                 drop.append(row.id)
                 continue
             identity = record_identity(document)
@@ -83,5 +94,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # The identity is a digest as good as the old one for every row still there.
+    # The identity is a digest as good as the old one for every row still there; the
+    # refused rows stay where they are.
     pass
