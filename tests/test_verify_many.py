@@ -423,3 +423,30 @@ async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
                     await ask(moved, "identity", http=http)
                 assert not http.is_closed
     assert answered.read.problem is None
+
+
+def test_the_summary_names_each_failures_cause_and_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 12 item 7, PROFILE §7: a transport failure is named with its cause and the URL
+    # that failed, in verify-many's summary as in the record (a closed port: refused; a
+    # name that cannot resolve: name), never one "the connection failed" for all.
+    import socket
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    unresolvable = "https://agent.invalid"  # RFC 6761: .invalid never resolves
+    listing = tmp_path / "agents.txt"
+    listing.write_text(f"{closed}\n{unresolvable}\n")
+    out = tmp_path / "r.jsonl"
+    argv = ["verify-many", str(listing), "--out", str(out), "--no-progress"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    causes = {r["agent"]["url"]: r["incomplete"].get("cause") for r in records}
+    assert causes == {closed: "refused", unresolvable: "name"}
+    assert "connect_failed (refused)" in err and "connect_failed (name)" in err
+    card = f"at {closed}/.well-known/agent-card.json"
+    assert card in err and f"at {unresolvable}/.well-known/agent-card.json" in err

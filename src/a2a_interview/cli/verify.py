@@ -664,10 +664,16 @@ def _summary(
             runs = document.get("runs") or [{}]
             checks = sorted({c["check"] for c in runs[-1].get("conflicts", [])})
             why = ", ".join(checks)
-            if document.get("incomplete"):
-                why = str(document["incomplete"].get("reason"))
-            lines.append(f"  {document['outcome']:<16}{why}".rstrip())
+            incomplete = document.get("incomplete") or {}
+            if incomplete:  # PROFILE §7 transport failures: the cause and the URL that failed
+                why = str(incomplete.get("reason"))
+                if incomplete.get("cause"):
+                    why += f" ({incomplete['cause']})"
+            lines.append(f"  {document['outcome']:<16}{show(why, 200)[1:-1]}".rstrip())
             lines += _wrapped(show(url, len(url) * 6 + 2)[1:-1], width, "    ")
+            failed = incomplete.get("url")
+            if isinstance(failed, str) and failed.rstrip("/") != url.rstrip("/"):
+                lines += _wrapped("at " + show(failed, len(failed) * 6 + 2)[1:-1], width, "    ")
     if stored is not None:
         lines += ["", stored]
     return "\n".join(lines) + "\n"
