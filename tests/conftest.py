@@ -10,6 +10,8 @@ import pytest
 
 from needs import DATA, shared_vectors
 
+pytest_plugins = ["kinds"]  # marks each test vectors, transport or behaviour
+
 
 @pytest.fixture
 def anyio_backend() -> str:

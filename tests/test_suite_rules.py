@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kinds import KINDS
 from needs import ROOT
 
 TESTS = ROOT / "tests"
@@ -103,3 +104,17 @@ def test_names_in_code_reads_code_not_comments() -> None:
     source = b"x = httpx.MockTransport  # not MockTransport-free\n'ASGITransport'\n"
     names = {t.string for t in tokenize.tokenize(io.BytesIO(source).readline) if t.type == 1}
     assert "MockTransport" in names and "ASGITransport" not in names
+
+
+def test_every_test_module_says_what_it_proves() -> None:
+    # issue 17: a reader can tell where correctness is proven (vectors) from where
+    # transport is (tests/kinds.py, tests/README.md). A new module must be placed.
+    modules = {p.stem for p in TESTS.rglob("test_*.py") if "node_modules" not in p.parts}
+    assert sorted(modules - set(KINDS)) == [], "add these to tests/kinds.py"
+    assert sorted(set(KINDS) - modules) == [], "tests/kinds.py names modules that are gone"
+    assert set(KINDS.values()) == {"vectors", "transport", "behaviour"}
+
+
+def test_the_kinds_are_markers(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("behaviour") is not None
+    assert request.node.get_closest_marker("vectors") is None
