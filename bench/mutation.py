@@ -8,8 +8,10 @@ Each module runs on its own under ``mutmut`` (the ``dev`` extra) in a scratch di
 ``build/mutation/<module>`` (a copy of ``src`` and ``tests``, ``shared`` linked beside it
 as in a worktree), against the narrowest test files that cover it (``MODULES`` below),
 one worker at a time: the machine is shared. A run resumes where an interrupted one
-stopped (mutmut keeps each verdict); ``--fresh`` starts over, ``--recheck`` runs the
-surviving mutants again against the current tests (after adding a test that kills some).
+stopped (mutmut keeps each verdict, and runs again the mutants of every function that a
+new test reaches); ``--recheck`` then runs the survivors once more against the current
+tests (mutmut keeps a survivor's verdict when a test that kills it was only edited);
+``--fresh`` starts over.
 
 Prints, per module, the kill ratio (killed, including timeouts, over all mutants tried;
 a mutant no selected test reaches counts as surviving) and the surviving mutants as
@@ -57,6 +59,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     ),
 }
 
+EXAMPLES = 25  # examples per Hypothesis property in a mutation run (see prepare)
 KILLED = {"killed", "timeout", "caught by type check"}
 # mutmut's exit codes (mutmut/stats.py), for reading its .meta files without importing it
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"}
@@ -76,12 +79,20 @@ def prepare(module: str, fresh: bool) -> Path:
     shutil.copytree(ROOT / "src", where / "src", ignore=ignore)
     shutil.rmtree(where / "tests", ignore_errors=True)
     shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
-    # Hypothesis under mutmut's tracing and nice runs slow: no deadline, and the same
-    # examples every run, so a mutant's verdict does not depend on the draw.
+    # Hypothesis under mutmut's tracing and nice runs slow: no deadline, the same
+    # examples every run (a mutant's verdict does not depend on the draw), and at most
+    # EXAMPLES of them per property, whatever a test's own settings ask (each surviving
+    # mutant runs every example of every property that reaches it).
     with (where / "tests" / "conftest.py").open("a") as conftest:
         conftest.write(
+            "\n\nimport hypothesis as _h\n\n_init = _h.settings.__init__\n\n\n"
+            "def _capped(self, parent=None, **kw):\n"
+            f"    kw['max_examples'] = min(kw.get('max_examples', {EXAMPLES}), {EXAMPLES})\n"
+            "    _init(self, parent, **kw)\n\n\n"
+            "_h.settings.__init__ = _capped\n"
             "\n\nfrom hypothesis import settings as _settings\n"
-            '_settings.register_profile("mutation", deadline=None, derandomize=True)\n'
+            f'_settings.register_profile("mutation", deadline=None, derandomize=True, '
+            f"max_examples={EXAMPLES})\n"
             '_settings.load_profile("mutation")\n'
         )
     # tests/needs.py finds ../shared beside the clone; mutmut runs the tests from
@@ -130,18 +141,19 @@ def equivalent() -> dict[str, str]:
 
 def run(module: str, fresh: bool, recheck: bool) -> None:
     where = prepare(module, fresh)
-    names: list[str] = []
-    if recheck:
-        names = [k for k, v in verdicts(module).items() if v not in KILLED]
-        if not names:
-            return
-    command = [str(MUTMUT), "run", "--max-children", "1", *names]
+    command = [str(MUTMUT), "run", "--max-children", "1"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    log = where / "run.log"
-    with log.open("w") as out:
+    with (where / "run.log").open("w") as out:
         subprocess.run(
             command, check=False, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT
         )
+    survivors = [k for k, v in verdicts(module).items() if v not in KILLED | {"not checked"}]
+    if recheck and survivors:
+        with (where / "recheck.log").open("w") as out:
+            subprocess.run(
+                [*command, *survivors], check=False, cwd=where, env=env, stdout=out,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
 
 
 def show(module: str, name: str) -> str:
@@ -192,7 +204,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", metavar="module", help=", ".join(MODULES))
     parser.add_argument("--fresh", action="store_true", help="discard earlier verdicts")
-    parser.add_argument("--recheck", action="store_true", help="rerun the survivors only")
+    parser.add_argument("--recheck", action="store_true", help="run the survivors again")
     parser.add_argument("--report", action="store_true", help="print figures, run nothing")
     parser.add_argument("--no-diffs", action="store_true", help="survivors' names only")
     args = parser.parse_args()

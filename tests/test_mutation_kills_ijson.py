@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from a2a_interview import ijson
-from a2a_interview.errors import IntegerOutOfRange, LoneSurrogate, TooDeep, TooLarge
+from a2a_interview.errors import ByteOrderMark, IntegerOutOfRange, LoneSurrogate, TooDeep, TooLarge
 from a2a_interview.spec import MAX_SAFE_INTEGER
 
 
@@ -69,3 +69,10 @@ def test_integral_floats_at_the_edges_are_accepted(text: str, value: float) -> N
 def test_integral_floats_beyond_the_safe_range_are_refused(text: str) -> None:
     with pytest.raises(IntegerOutOfRange):
         ijson.loads(text)
+
+
+@pytest.mark.parametrize("data", ["\ufeff{}", b"\xef\xbb\xbf{}", "\ufeff[1]"])
+def test_a_byte_order_mark_is_refused_in_text_and_bytes(data: str | bytes) -> None:
+    # PROFILE §1.1 (RFC 8259 §8.1: no BOM in JSON text on the wire), for str as bytes.
+    with pytest.raises(ByteOrderMark):
+        ijson.loads(data)

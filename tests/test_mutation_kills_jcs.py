@@ -30,13 +30,13 @@ NOT_PLAIN: list[Any] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("value", PLAIN, ids=repr)
+@pytest.mark.parametrize("value", PLAIN, ids=[f"plain{i}" for i in range(len(PLAIN))])
 def test_plain_values_take_the_fast_path_and_give_the_rfc_bytes(value: Any) -> None:
     assert jcs._plain(value) is True
     assert jcs.canonicalize(value) == rfc8785.dumps(value)
 
 
-@pytest.mark.parametrize("value", NOT_PLAIN, ids=repr)
+@pytest.mark.parametrize("value", NOT_PLAIN, ids=[f"other{i}" for i in range(len(NOT_PLAIN))])
 def test_other_values_take_the_rfc8785_path(value: Any) -> None:
     assert jcs._plain(value) is False
 

@@ -75,11 +75,12 @@ def test_a_signature_that_is_not_ascii_text_is_malformed(
 
 
 @pytest.mark.parametrize("where", [0, 10, 85])
-@pytest.mark.parametrize("junk", ["!", " ", "\n", "*"])
+@pytest.mark.parametrize("junk", ["!!!!", "    ", "\n\n\n\n", "*.*."])
 def test_a_signature_with_characters_outside_base64_is_malformed(
     document: dict[str, Any], where: int, junk: str
 ) -> None:
-    # terms §5: padded or standard base64, nothing else (validate=True).
+    # terms §5: padded or standard base64, nothing else (validate=True). Four junk
+    # characters keep the padding arithmetic whole, so only the alphabet check refuses.
     sig = document["signatures"][0]["sig"]
     document["signatures"][0]["sig"] = sig[:where] + junk + sig[where:]
     verdict = terms.verify_proposal(jcs.digest(document), jcs.canonicalize(document))
@@ -150,3 +151,13 @@ def test_signing_replaces_every_signature_and_leaves_its_input_alone(
     assert document["parties"] == given["parties"]
     sig = signed["signatures"][0]["sig"]
     assert "=" not in sig and len(base64.urlsafe_b64decode(sig + "==")) == 64
+
+
+def test_a_64_byte_signature_that_does_not_verify_is_invalid_not_malformed(
+    document: dict[str, Any],
+) -> None:
+    # terms §3 step 4: well-formed (86 base64url characters, 64 bytes) but wrong is
+    # signature_invalid. "X" as the last character still decodes to 64 bytes.
+    document["signatures"][0]["sig"] = document["signatures"][0]["sig"][:-1] + "X"
+    verdict = terms.verify_proposal(jcs.digest(document), jcs.canonicalize(document))
+    assert verdict.reason is ProposalFailure.SIGNATURE_INVALID
