@@ -80,7 +80,8 @@ def prepare(module: str, fresh: bool) -> Path:
     shutil.rmtree(where / "tests", ignore_errors=True)
     shutil.copytree(ROOT / "tests", where / "tests", ignore=ignore)
     # Hypothesis under mutmut's tracing and nice runs slow: no deadline, the same
-    # examples every run (a mutant's verdict does not depend on the draw), and at most
+    # examples every run (a mutant's verdict does not depend on the draw), no shrinking
+    # (a failing example kills the mutant; shrinking it is wasted time), and at most
     # EXAMPLES of them per property, whatever a test's own settings ask (each surviving
     # mutant runs every example of every property that reaches it).
     with (where / "tests" / "conftest.py").open("a") as conftest:
@@ -91,8 +92,10 @@ def prepare(module: str, fresh: bool) -> Path:
             "    _init(self, parent, **kw)\n\n\n"
             "_h.settings.__init__ = _capped\n"
             "\n\nfrom hypothesis import settings as _settings\n"
+            "from hypothesis import Phase as _Phase\n"
             f'_settings.register_profile("mutation", deadline=None, derandomize=True, '
-            f"max_examples={EXAMPLES})\n"
+            f"max_examples={EXAMPLES}, database=None, "
+            "phases=[_Phase.explicit, _Phase.reuse, _Phase.generate])\n"
             '_settings.load_profile("mutation")\n'
         )
     # tests/needs.py finds ../shared beside the clone; mutmut runs the tests from

@@ -40,6 +40,7 @@ KINDS: dict[str, str] = {
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_mutation_kills_ijson": "vectors",
     "test_mutation_kills_jcs": "vectors",
+    "test_mutation_kills_projection": "vectors",
     "test_mutation_kills_rpc": "vectors",
     "test_mutation_kills_terms": "vectors",
     "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)
