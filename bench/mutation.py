@@ -47,10 +47,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     ),
     "terms": ("terms.py", ["tests/test_terms.py", "tests/test_mutation_kills_terms.py"]),
     "rpc": ("rpc.py", ["tests/test_rpc.py", "tests/test_mutation_kills_rpc.py"]),
-    "display": (
-        "ledger/display.py",
-        ["tests/test_ledger_web.py", "tests/test_mutation_kills_display.py"],
-    ),
+    # display: its pure tests only. tests/test_ledger_web.py reaches it too, but through
+    # records the real verifier writes (~10 s a mutant): the figure is a lower bound.
+    "display": ("ledger/display.py", ["tests/test_mutation_kills_display.py"]),
     "record": ("record.py", ["tests/test_record.py", "tests/test_mutation_kills_record.py"]),
     "checks": ("checks.py", ["tests/test_checks.py", "tests/test_mutation_kills_checks.py"]),
     "cardsig": (
