@@ -9,9 +9,8 @@ Each module runs on its own under ``mutmut`` (the ``dev`` extra) in a scratch di
 as in a worktree), against the narrowest test files that cover it (``MODULES`` below),
 one worker at a time: the machine is shared. A run resumes where an interrupted one
 stopped (mutmut keeps each verdict, and runs again the mutants of every function that a
-new test reaches); ``--recheck`` then runs the survivors once more against the current
-tests (mutmut keeps a survivor's verdict when a test that kills it was only edited);
-``--fresh`` starts over.
+new test reaches); ``--recheck`` runs only the survivors again, against the current tests
+(after adding tests that kill some); ``--fresh`` starts over.
 
 Prints, per module, the kill ratio (killed, including timeouts, over all mutants tried;
 a mutant no selected test reaches counts as surviving) and the surviving mutants as
@@ -66,10 +65,10 @@ STATUS |= {34: "skipped", 36: "timeout", -24: "timeout", 24: "timeout", 152: "ti
 STATUS |= {255: "timeout", 37: "caught by type check", -11: "segfault", -9: "segfault"}
 
 
-def prepare(module: str, fresh: bool) -> Path:
-    """The scratch directory of ``module``, laid out for mutmut."""
+def prepare(module: str, fresh: bool, where: Path | None = None) -> Path:
+    """The scratch directory of ``module`` (or ``where``), laid out for mutmut."""
     source, tests = MODULES[module]
-    where = SCRATCH / module
+    where = where or SCRATCH / module
     if fresh and where.exists():
         shutil.rmtree(where)
     where.mkdir(parents=True, exist_ok=True)
@@ -118,15 +117,25 @@ def prepare(module: str, fresh: bool) -> Path:
     return where
 
 
-def verdicts(module: str) -> dict[str, str]:
-    """Each mutant of ``module`` and its verdict so far (``not checked``: not yet run)."""
-    source, _ = MODULES[module]
-    meta = SCRATCH / module / "mutants" / "src" / "a2a_interview" / (source + ".meta")
+def _read(where: Path, source: str) -> dict[str, str]:
+    meta = where / "mutants" / "src" / "a2a_interview" / (source + ".meta")
     if not meta.exists():
         return {}
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     return {k: STATUS.get(v, "suspicious") if v is not None else "not checked"
             for k, v in codes.items()}  # fmt: skip
+
+
+def verdicts(module: str) -> dict[str, str]:
+    """Each mutant of ``module`` and its verdict so far (``not checked``: not yet run).
+    A survivor that the recheck (``<module>.recheck``, run with the current tests)
+    killed counts as killed: tests are only added, so a kill never comes undone."""
+    source, _ = MODULES[module]
+    found = _read(SCRATCH / module, source)
+    for name, verdict in _read(SCRATCH / f"{module}.recheck", source).items():
+        if name in found and verdict in KILLED:
+            found[name] = verdict
+    return found
 
 
 def equivalent() -> dict[str, str]:
@@ -142,20 +151,28 @@ def equivalent() -> dict[str, str]:
 
 
 def run(module: str, fresh: bool, recheck: bool) -> None:
-    where = prepare(module, fresh)
-    command = [str(MUTMUT), "run", "--max-children", "1"]
+    """Run ``module``'s mutants; with ``recheck``, then its survivors again against the
+    current tests, in a scratch directory of their own (``<module>.recheck``): mutmut
+    starts over when the test selection changes (a new kill-test file), so the survivors
+    are rerun there rather than every mutant here."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [str(MUTMUT), "run", "--max-children", "1"]
+    if not recheck:
+        where = prepare(module, fresh)
+        with (where / "run.log").open("w") as out:
+            subprocess.run(
+                command, check=False, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        return
+    survivors = [k for k, v in verdicts(module).items() if v not in KILLED | {"not checked"}]
+    if not survivors:
+        return
+    where = prepare(module, fresh, SCRATCH / f"{module}.recheck")
     with (where / "run.log").open("w") as out:
         subprocess.run(
-            command, check=False, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    survivors = [k for k, v in verdicts(module).items() if v not in KILLED | {"not checked"}]
-    if recheck and survivors:
-        with (where / "recheck.log").open("w") as out:
-            subprocess.run(
-                [*command, *survivors], check=False, cwd=where, env=env, stdout=out,
-                stderr=subprocess.STDOUT,
-            )  # fmt: skip
+            [*command, *survivors], check=False, cwd=where, env=env, stdout=out,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
 
 
 def show(module: str, name: str) -> str:
@@ -206,7 +223,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", metavar="module", help=", ".join(MODULES))
     parser.add_argument("--fresh", action="store_true", help="discard earlier verdicts")
-    parser.add_argument("--recheck", action="store_true", help="run the survivors again")
+    parser.add_argument("--recheck", action="store_true", help="rerun only the survivors")
     parser.add_argument("--report", action="store_true", help="print figures, run nothing")
     parser.add_argument("--no-diffs", action="store_true", help="survivors' names only")
     args = parser.parse_args()

@@ -5,10 +5,12 @@ PROFILE §4.3, §4.4; RFC 8785 §3.2.3 for the order)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 import pytest
+import rfc8785
 
 from a2a_interview.errors import DeclarationError
 from a2a_interview.projection import CommittedProposal, Interview
@@ -76,3 +78,39 @@ def test_only_a_list_of_offerings_scopes_a_proposal(scope: Any) -> None:
     assert json.loads(iv.answer("terms", "s1"))["projections"] == []
     listed = Interview(CARD, [CommittedProposal(entry(), {"scope": {"offerings": ["s1"]}})])
     assert members(listed.answer("terms", "s1")) == ["/scope"]
+
+
+@pytest.mark.parametrize("skills", [["s1"], [None], [{"id": 1}], [{"name": "no id"}]])
+def test_a_skill_without_a_string_id_is_a_fixed_error(skills: list[Any]) -> None:
+    with pytest.raises(DeclarationError) as caught:
+        Interview({"name": "N", "skills": skills})
+    assert str(caught.value) == "skill 0 of the card has no string id"
+
+
+@pytest.mark.parametrize("card", [[], "card", None, 1])
+def test_a_card_that_is_not_an_object_is_a_fixed_error(card: Any) -> None:
+    with pytest.raises(DeclarationError) as caught:
+        Interview(card)
+    assert str(caught.value) == "the card is not a JSON object"
+
+
+def test_the_interview_keeps_the_card_its_bytes_and_digest() -> None:
+    # PROFILE §1.2, §1.3: the card's JCS bytes and their sha256, by rfc8785 and hashlib.
+    iv = Interview(CARD)
+    assert iv.card is CARD
+    assert iv.card_bytes == rfc8785.dumps(CARD)
+    assert iv.card_digest == "sha256:" + hashlib.sha256(rfc8785.dumps(CARD)).hexdigest()
+
+
+def test_identity_projects_the_card_signatures() -> None:
+    # PROFILE §4.3: identity is name, provider, the interface URLs, version, signatures.
+    signatures = [{"protected": "p", "signature": "s"}]
+    iv = Interview({"name": "N", "version": "1", "signatures": signatures})
+    assert members(iv.answer("identity")) == ["/name", "/version", "/signatures"]
+
+
+def test_terms_without_proposals_is_declared_false() -> None:
+    # interview §4 rule 4: no committed terms is "declared": false, written out.
+    assert (
+        Interview(CARD).answer("terms") == b'{"declared":false,"projections":[],"question":"terms"}'
+    )
