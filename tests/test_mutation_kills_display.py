@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2a_interview import nkeys
 from a2a_interview.ledger import display
 from a2a_interview.ledger.display import (
     MAX_CONFLICTS,
@@ -26,6 +27,9 @@ from a2a_interview.ledger.display import (
     timeline_svg,
     visible,
 )
+from a2a_interview.record import sign_record
+
+SEED = nkeys.generate_seed()
 
 
 @pytest.mark.parametrize(
@@ -234,3 +238,59 @@ def test_timeline_svg_keeps_the_last_marks_and_grows_with_them() -> None:
     assert f"History of {MAX_TIMELINE} result(s)" in svg
     assert timeline_svg([]).startswith('<svg xmlns="http://www.w3.org/2000/svg" class="timeline" '
                                        'role="img" width="120"')  # fmt: skip
+
+
+def _signed(party: str = "third_party") -> dict[str, Any]:
+    document = {"outcome": "consistent", "ran_by": {"party": party, "name": "R"},
+                "agent": {"keys": []}}  # fmt: skip
+    return sign_record(document, SEED)
+
+
+def test_evidence_needs_the_content_and_a_verifying_signature() -> None:
+    # PROFILE §8, interview §9 rule 4: a third party's record signed by its runner is
+    # evidence; the same with a signature that does not verify, or said to be unsigned
+    # or invalid by the caller, is a claim; a self-run record is a claim, signed or not.
+    signed = _signed()
+    assert standing(signed) == "evidence"
+    assert standing(signed, "valid") == "evidence"
+    assert standing(signed, "invalid") == "claim"
+    assert standing(signed, "unsigned") == "claim"
+    assert standing({k: v for k, v in signed.items() if k != "signatures"}) == "claim"
+    assert standing({**signed, "outcome": "churn"}) == "claim"  # no longer verifies
+    assert standing(_signed("self")) == "claim"
+    assert standing(_signed("self"), "valid") == "claim"
+    shown = row(1, "u", signed)
+    assert (shown.record_signature, shown.standing) == ("valid", "evidence")
+    assert shown.runner_key == signed["ran_by"]["key"]
+    assert row(1, "u", {**signed, "outcome": "churn"}).standing == "claim"
+
+
+def test_a_row_carries_the_outcome_meaning_and_only_a_string_reading() -> None:
+    shown = row(1, "u", _record())
+    assert shown.outcome_meaning == "its live answers matched its declared documents"
+    odd = _record(agent={"card_signature": {"status": "verified", "reading": 5}})
+    assert (row(1, "u", odd).card_signature, row(1, "u", odd).card_reading) == (
+        "verified", None,
+    )  # fmt: skip
+
+
+def test_a_conflict_keeps_its_strings_and_its_text_unescaped() -> None:
+    source = {"document": "proposal", "member": "/p", "url": "https://a/p"}
+    item = _conflict(1, skill="r\u00e4kna-moms", expected="\u00e4", source=source)
+    (view,), _, _ = conflicts({"runs": [{"conflicts": [item]}]})
+    assert (view.skill, view.document, view.member, view.url) == (
+        "r\u00e4kna-moms", "proposal", "/p", "https://a/p",
+    )  # fmt: skip
+    assert view.expected == '"\u00e4"'  # the page escapes; JSON escapes would hide it
+
+
+def test_a_run_without_conflicts_has_none() -> None:
+    assert conflicts({"runs": [{}]}) == ([], False, 0)
+    assert conflicts({"runs": [{"conflicts": None}]}) == ([], False, 0)
+
+
+def test_timeline_tips_cut_the_date_and_the_runner() -> None:
+    long = Row("1", "u", "consistent", "consistent", "m", "neutral", "self", "P",
+               "n" * 100, None, "unsigned", "claim", "unsigned", None, "d" * 50, "f")  # fmt: skip
+    svg = timeline_svg([long])
+    assert f"<title>{'d' * 39}…: consistent, run by P {'n' * 79}…, claim</title>" in svg
