@@ -42,6 +42,7 @@ KINDS: dict[str, str] = {
     "test_mutation_kills_display": "vectors",
     "test_mutation_kills_jcs": "vectors",
     "test_mutation_kills_projection": "vectors",
+    "test_mutation_kills_record": "vectors",
     "test_mutation_kills_rpc": "vectors",
     "test_mutation_kills_terms": "vectors",
     "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)

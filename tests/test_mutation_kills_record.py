@@ -1,0 +1,120 @@
+"""record.py under mutation (issue 17, bench/mutation.py): the runner signature's every
+verdict, signing's errors, and the agent key ids a reader adds from a card (PROFILE §8).
+Records and cards are written here; keys are fresh nkeys and Ed25519 keys."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from a2a_interview import nkeys, record
+from a2a_interview.cardsig import public_jwk, sign_card, thumbprint
+from a2a_interview.errors import SignatureError
+from a2a_interview.record import RecordSignature, sign_record, verify_record_signature
+
+SEED = nkeys.generate_seed()
+KEY = nkeys.public_of(nkeys.private_key(SEED))
+OTHER_SEED = nkeys.generate_seed()
+OTHER = nkeys.public_of(nkeys.private_key(OTHER_SEED))
+
+
+def _doc(**extra: Any) -> dict[str, Any]:
+    return {"outcome": "consistent", "ran_by": {"party": "third_party", "name": "R"}, **extra}
+
+
+def test_a_record_signed_by_its_runner_is_valid() -> None:
+    assert verify_record_signature(sign_record(_doc(), SEED)) == RecordSignature("valid", (KEY,))
+    assert verify_record_signature(_doc()) == RecordSignature("unsigned")
+
+
+@pytest.mark.parametrize("signatures", [[], {}, "x", None, 1])
+def test_signatures_that_are_not_a_list_of_items_are_invalid(signatures: Any) -> None:
+    assert verify_record_signature(_doc(signatures=signatures)) == RecordSignature("invalid")
+
+
+def _item(signed: dict[str, Any], **change: Any) -> dict[str, Any]:
+    return {**signed, "signatures": [{**signed["signatures"][0], **change}]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sig": "AAAA"},  # not 64 bytes
+        {"sig": 5},
+        {"key": "not an nkey"},
+        {"key": OTHER},  # a well-formed key that did not sign
+        {"extra": 1},  # members other than key and sig
+    ],
+)
+def test_a_malformed_or_wrong_signature_is_invalid(change: dict[str, Any]) -> None:
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature(_item(signed, **change)) == RecordSignature("invalid")
+
+
+def test_an_item_that_is_not_an_object_is_invalid() -> None:
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature({**signed, "signatures": ["x"]}) == RecordSignature("invalid")
+
+
+def test_a_padded_or_non_canonical_signature_is_invalid() -> None:
+    signed = sign_record(_doc(), SEED)
+    sig = signed["signatures"][0]["sig"]
+    assert verify_record_signature(_item(signed, sig=sig + "==")).status == "invalid"
+    raw = base64.urlsafe_b64decode(sig + "==")
+    standard = base64.b64encode(raw).decode().rstrip("=")
+    if standard != sig:
+        assert verify_record_signature(_item(signed, sig=standard)).status == "invalid"
+
+
+def test_a_record_signed_by_another_key_than_its_runner_names_is_invalid_with_keys() -> None:
+    # PROFILE §8: one signature must be by ran_by.key; the keys that did verify are kept.
+    signed = sign_record(_doc(), OTHER_SEED)
+    renamed = {**signed, "ran_by": {**signed["ran_by"], "key": KEY}}
+    resigned = dict(renamed)
+    body = record.signing_bytes(resigned)
+    sig = base64.urlsafe_b64encode(nkeys.private_key(OTHER_SEED).sign(body)).rstrip(b"=")
+    resigned["signatures"] = [{"key": OTHER, "sig": sig.decode()}]
+    assert verify_record_signature(resigned) == RecordSignature("invalid", (OTHER,))
+
+
+def test_signing_replaces_earlier_signatures_and_says_what_is_wrong() -> None:
+    earlier = {**_doc(), "signatures": [{"key": OTHER, "sig": "x"}]}
+    signed = sign_record(earlier, SEED)
+    assert [s["key"] for s in signed["signatures"]] == [KEY]
+    assert verify_record_signature(signed).status == "valid"
+    assert earlier["signatures"] == [{"key": OTHER, "sig": "x"}]  # the input untouched
+    with pytest.raises(SignatureError) as caught:
+        sign_record({"outcome": "consistent"}, SEED)
+    assert str(caught.value) == "the record has no ran_by object"
+    with pytest.raises(SignatureError) as caught:
+        sign_record(_doc(ran_by={"party": "self", "key": OTHER}), SEED)
+    assert str(caught.value) == "the record names another runner key"
+
+
+def _card() -> dict[str, Any]:
+    return {"name": "N", "version": "1", "skills": []}
+
+
+def test_card_key_ids_are_the_jwks_thumbprints_sorted() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    jwks = [public_jwk(ed25519.Ed25519PrivateKey.generate(), kid=f"k{i}") for i in range(2)]
+    expected = tuple(sorted(thumbprint(j) for j in jwks))
+    assert record.card_key_ids(sign_record(_doc(), SEED), _card(), jwks) == expected
+    assert record.card_key_ids(_doc(), _card(), [*jwks, {"kty": "nope"}]) == expected
+
+
+def test_a_runner_key_that_signed_the_card_is_an_agent_key() -> None:
+    # PROFILE §8: a runner whose key verifies one of the card's signatures holds an agent
+    # key, whatever the record says; its thumbprint is added.
+    private = nkeys.private_key(SEED)
+    card = sign_card(_card(), private, kid="runner")
+    runner_id = thumbprint(record.nkey_jwk(KEY))
+    assert record.card_key_ids(sign_record(_doc(), SEED), card) == (runner_id,)
+    other = sign_card(_card(), nkeys.private_key(OTHER_SEED), kid="other")
+    assert record.card_key_ids(sign_record(_doc(), SEED), other) == ()
+    assert record.card_key_ids(_doc(ran_by={"key": "bad"}), card) == ()
+    assert record.card_key_ids(_doc(ran_by={"key": 5}), card) == ()
+    assert record.card_key_ids(sign_record(_doc(), SEED), [card]) == ()
