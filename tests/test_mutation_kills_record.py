@@ -118,3 +118,35 @@ def test_a_runner_key_that_signed_the_card_is_an_agent_key() -> None:
     assert record.card_key_ids(_doc(ran_by={"key": "bad"}), card) == ()
     assert record.card_key_ids(_doc(ran_by={"key": 5}), card) == ()
     assert record.card_key_ids(sign_record(_doc(), SEED), [card]) == ()
+
+
+def test_rfc3339_is_utc_with_milliseconds() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    plus2 = timezone(timedelta(hours=2))
+    moment = datetime(2026, 1, 2, 3, 4, 5, 999_999, tzinfo=plus2)
+    assert record.rfc3339(moment) == "2026-01-02T01:04:05.999Z"
+    assert record.rfc3339(datetime(2026, 1, 2, tzinfo=UTC)) == "2026-01-02T00:00:00.000Z"
+    with pytest.raises(ValueError, match=r"^a naive datetime has no zone$"):
+        record.rfc3339(datetime(2026, 1, 2))
+
+
+def test_agent_key_ids_skip_what_names_no_key_and_go_on() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    good = public_jwk(ed25519.Ed25519PrivateKey.generate(), kid="k")
+    ids = record.agent_key_ids([{"kty": "nope"}, good], ["bad", KEY])
+    assert ids == tuple(sorted([thumbprint(good), KEY]))
+
+
+def test_proposal_keys_names_each_well_formed_key_once() -> None:
+    import json
+
+    body = json.dumps({"signatures": [{"key": KEY}, "x", {"key": 5}, {"key": "bad"},
+                                      {"key": OTHER}, {"key": KEY}]}).encode()  # fmt: skip
+    assert record.proposal_keys(body) == (KEY, OTHER)
+    assert record.proposal_keys(body, max_bytes=len(body)) == (KEY, OTHER)
+    assert record.proposal_keys(body, max_bytes=len(body) - 1) == ()
+    assert record.proposal_keys(b'{"signatures": {"key": 1}}') == ()
+    assert record.proposal_keys(b"[1]") == ()
+    assert record.proposal_keys(None) == ()
