@@ -7,9 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from a2a_interview import reference
-from a2a_interview.checks import Where, check_terms_declared
+from a2a_interview.checks import (
+    Where,
+    check_card_signature,
+    check_declaration,
+    check_terms_declared,
+)
 from a2a_interview.models import Answer
-from a2a_interview.spec import TERMS_URI
+from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from test_checks import HONEST, ORIGIN, answer, declared
 
 
@@ -56,3 +61,57 @@ def test_terms_fabricated_whole() -> None:
 def test_terms_declared_judges_only_terms() -> None:
     identity = Answer.from_json(answer("identity"))
     assert check_terms_declared(identity, _bare(), Where("u", "identity")) == []
+
+
+CARD_SOURCE = {"document": "card", "member": "/signatures"}
+
+
+def test_card_signature_conflicts_and_advisories_whole() -> None:
+    # PROFILE §8: invalid is a conflict; unsigned and key_unavailable are advisories,
+    # or conflicts when a signature is required; verified is nothing.
+    assert check_card_signature("verified", require=True) == ([], [])
+    (invalid,), none = check_card_signature("invalid", require=False, readings=["served"])
+    assert none == []
+    assert invalid.to_json() == {
+        "check": "card_signature", "reason": "invalid", "source": CARD_SOURCE,
+        "expected": {"status": "verified", "readings": ["served"]},
+        "got": {"status": "invalid"}, "detail": "no signature on the card verifies",
+    }  # fmt: skip
+    for status in ("unsigned", "key_unavailable"):
+        (required,), none = check_card_signature(status, require=True, readings=("a", "b"))
+        assert none == []
+        assert required.to_json() == {
+            "check": "card_signature", "reason": status, "source": CARD_SOURCE,
+            "expected": {"status": "verified", "readings": ["a", "b"]},
+            "got": {"status": status}, "detail": "a verified card signature is required",
+        }  # fmt: skip
+    conflicts, (unsigned,) = check_card_signature("unsigned", require=False)
+    assert conflicts == []
+    assert unsigned.to_json() == {"code": "card_signature", "reason": "unsigned",
+                                  "source": CARD_SOURCE,
+                                  "detail": "the card carries no signature"}  # fmt: skip
+    conflicts, (unavailable,) = check_card_signature("key_unavailable", require=False)
+    assert conflicts == []
+    assert unavailable.to_json() == {
+        "code": "card_signature", "reason": "key_unavailable", "source": CARD_SOURCE,
+        "detail": "no key was available to check the card's signature",
+    }  # fmt: skip
+
+
+def test_a_required_interview_is_a_conflict_whole() -> None:
+    # interview §3 rule 1: required MUST NOT be true; false or absent is no conflict.
+    card = reference.unsigned_card(ORIGIN)
+    exts = card["capabilities"]["extensions"]  # type: ignore[index]
+    index = next(i for i, e in enumerate(exts) if e["uri"] == INTERVIEW_URI)
+    exts[index]["required"] = True
+    (conflict,) = check_declaration(card)
+    assert conflict.to_json() == {
+        "check": "declaration", "reason": "required_true",
+        "source": {"document": "card", "member": f"/capabilities/extensions/{index}/required"},
+        "expected": False, "got": True,
+        "detail": "the interview is offered, never imposed: required must not be true",
+    }  # fmt: skip
+    exts[index]["required"] = "true"  # not the JSON true
+    assert check_declaration(card) == []
+    exts.insert(0, {"uri": "https://other.example/ext", "required": True})
+    assert check_declaration(card) == []
