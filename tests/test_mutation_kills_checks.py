@@ -8,9 +8,13 @@ from typing import Any
 
 from a2a_interview import reference
 from a2a_interview.checks import (
+    Binding,
+    Exchange,
     Where,
     check_card_signature,
     check_declaration,
+    check_echo,
+    check_inactive,
     check_terms_declared,
 )
 from a2a_interview.models import Answer
@@ -115,3 +119,75 @@ def test_a_required_interview_is_a_conflict_whole() -> None:
     assert check_declaration(card) == []
     exts.insert(0, {"uri": "https://other.example/ext", "required": True})
     assert check_declaration(card) == []
+
+
+W = Where("https://a.example/rpc", "usage", "s1")
+ECHO = (("a2a-extensions", INTERVIEW_URI),)
+NOT_FOUND = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+RESULT = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+LOCATED = {"interface": "https://a.example/rpc", "question": "usage", "skill": "s1"}
+
+
+def test_inactive_probe_answered_whole() -> None:
+    # PROFILE §3.3: without activation an interview method does not exist.
+    (conflict,), advisories = check_inactive(Exchange(200, ECHO, RESULT), Binding.JSONRPC, W)
+    assert advisories == []
+    assert conflict.to_json() == {
+        "check": "inactive_probe", "reason": "answered_without_activation", **LOCATED,
+        "expected": {"error": {"code": -32601}},
+        "got": {"status": 200, "error": {"code": None}, "result": True, "echo": True},
+        "detail": "answered interview/usage without activation",
+    }  # fmt: skip
+    (rest,), _ = check_inactive(Exchange(204, (), b""), Binding.HTTP_JSON, Where("u", None))
+    assert rest.to_json() == {
+        "check": "inactive_probe", "reason": "answered_without_activation", "interface": "u",
+        "expected": {"status": 404}, "got": {"status": 204},
+        "detail": "answered interview/identity without activation",
+    }  # fmt: skip
+
+
+def test_inactive_probe_echo_and_other_codes_whole() -> None:
+    legacy = (("x-a2a-extensions", f"x, {INTERVIEW_URI}"),)
+    (echo,), advisories = check_inactive(Exchange(200, legacy, NOT_FOUND), Binding.JSONRPC, W)
+    assert advisories == []
+    assert echo.to_json() == {
+        "check": "inactive_probe", "reason": "echo_without_activation", **LOCATED,
+        "expected": {"error": {"code": -32601}},
+        "got": {"status": 200, "error": {"code": -32601}, "echo": True},
+        "detail": "named the interview URI in a response without activation",
+    }  # fmt: skip
+    other = b'{"jsonrpc":"2.0","id":1,"error":{"code":true}}'
+    conflicts, (advisory,) = check_inactive(Exchange(200, (), other), Binding.JSONRPC, W)
+    assert conflicts == []
+    assert advisory.to_json() == {
+        "code": "inactive_probe", "reason": "inactive_error_code", **LOCATED,
+        "value": {"expected": {"error": {"code": -32601}},
+                  "got": {"status": 200, "error": {"code": None}}},
+        "detail": "the host answered the inactive probe with another error than method "
+        "not found",
+    }  # fmt: skip
+    assert check_inactive(Exchange(404, (), b""), Binding.HTTP_JSON, W) == ([], [])
+    for status in (199, 300, 405, 500):
+        conflicts, (advisory,) = check_inactive(Exchange(status, (), b""), Binding.HTTP_JSON, W)
+        assert conflicts == [] and advisory.to_json()["value"] == {
+            "expected": {"status": 404}, "got": {"status": status}}  # fmt: skip
+    for body in (b"not json", b"[]", b'{"error": 5}', b'{"error": {"code": "x"}}'):
+        conflicts, (advisory,) = check_inactive(Exchange(200, (), body), Binding.JSONRPC, W)
+        assert conflicts == [] and advisory.to_json()["value"]["got"] == {  # type: ignore[index]
+            "status": 200, "error": {"code": None}}  # fmt: skip
+
+
+def test_missing_echo_whole() -> None:
+    # PROFILE §3.2: the activated response names the URI; with the 0.3 spelling, both.
+    assert check_echo(Exchange(200, ECHO, b""), W) == []
+    (conflict,) = check_echo(Exchange(200, (("a2a-extensions", "x"),), b""), W)
+    assert conflict.to_json() == {
+        "check": "activation_echo", "reason": "missing_echo", **LOCATED,
+        "expected": {"A2A-Extensions": INTERVIEW_URI}, "got": {"A2A-Extensions": ["x"]},
+        "detail": "an activated response must list the interview URI in its extensions header",
+    }  # fmt: skip
+    (legacy,) = check_echo(Exchange(200, ECHO, b""), W, legacy=True)
+    assert legacy.to_json()["expected"] == {"X-A2A-Extensions": INTERVIEW_URI}
+    assert legacy.to_json()["got"] == {"X-A2A-Extensions": []}
+    both = (*ECHO, ("x-a2a-extensions", INTERVIEW_URI))
+    assert check_echo(Exchange(200, both, b""), W, legacy=True) == []
