@@ -4,6 +4,7 @@ reference card's proposals have sixteen members each: test_projection.py pins th
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from a2a_interview import reference
@@ -15,7 +16,9 @@ from a2a_interview.checks import (
     check_declaration,
     check_echo,
     check_inactive,
+    check_interfaces_agree,
     check_terms_declared,
+    find_interfaces,
 )
 from a2a_interview.models import Answer
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
@@ -191,3 +194,36 @@ def test_missing_echo_whole() -> None:
     assert legacy.to_json()["got"] == {"X-A2A-Extensions": []}
     both = (*ECHO, ("x-a2a-extensions", INTERVIEW_URI))
     assert check_echo(Exchange(200, both, b""), W, legacy=True) == []
+
+
+def test_interfaces_that_differ_whole() -> None:
+    # interview §4 rule 1 across bindings (A2A §5.1): the same bytes on every interface.
+    same = check_interfaces_agree(("https://a/rpc", b"{}"), ("https://a/rest", b"{}"), W)
+    assert same == []
+    (conflict,) = check_interfaces_agree(("https://a/rpc", b"{}"), ("https://a/rest", b"[]"), W)
+    assert conflict.to_json() == {
+        "check": "determinism", "reason": "interfaces_differ", **LOCATED,
+        "expected": {"interface": "https://a/rpc",
+                     "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest()},
+        "got": {"interface": "https://a/rest",
+                "digest": "sha256:" + hashlib.sha256(b"[]").hexdigest()},
+        "detail": "two interfaces of the card answered the same question differently",
+    }  # fmt: skip
+
+
+def test_find_interfaces_in_card_order_with_other_bindings_as_advisories() -> None:
+    card = {"supportedInterfaces": [
+        {"url": "https://a/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+        {"url": "https://a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": "https://a/rest", "protocolBinding": "HTTP+JSON"},
+    ]}  # fmt: skip
+    found, skipped = find_interfaces(card)
+    assert [(i.url, i.binding, i.protocol_version, i.member) for i in found] == [
+        ("https://a/rpc", Binding.JSONRPC, "1.0", "/supportedInterfaces/1"),
+        ("https://a/rest", Binding.HTTP_JSON, None, "/supportedInterfaces/2"),
+    ]
+    assert [a.to_json() for a in skipped] == [{
+        "code": "interface", "reason": "binding_not_interviewed",
+        "source": {"document": "card", "member": "/supportedInterfaces/0"},
+        "detail": "the interview is asked on JSONRPC and HTTP+JSON interfaces only",
+    }]  # fmt: skip
