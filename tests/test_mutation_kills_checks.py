@@ -5,21 +5,27 @@ reference card's proposals have sixteen members each: test_projection.py pins th
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from a2a_interview import reference
 from a2a_interview.checks import (
     Binding,
+    Check,
     Exchange,
     Where,
     check_card_signature,
+    check_closure,
     check_declaration,
+    check_determinism,
     check_echo,
     check_inactive,
     check_interfaces_agree,
     check_terms_declared,
     find_interfaces,
+    read_result,
 )
+from a2a_interview.jcs import canonicalize
 from a2a_interview.models import Answer
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from test_checks import HONEST, ORIGIN, answer, declared
@@ -227,3 +233,39 @@ def test_find_interfaces_in_card_order_with_other_bindings_as_advisories() -> No
         "source": {"document": "card", "member": "/supportedInterfaces/0"},
         "detail": "the interview is asked on JSONRPC and HTTP+JSON interfaces only",
     }]  # fmt: skip
+
+
+def _read(body: bytes, status: int = 200) -> Any:
+    return read_result(Exchange(status, ECHO, body), Binding.HTTP_JSON, None)
+
+
+def test_changed_between_asks_whole() -> None:
+    # interview §4 rule 1: identical JCS bytes on a second ask; unreadable is not judged.
+    one = answer("identity")
+    two = {**one, "declared": not one["declared"]}
+    first, second = _read(canonicalize(one)), _read(canonicalize(two))
+    assert check_determinism(first, first, W) == []
+    assert check_determinism(first, _read(b"", 500), W) == []
+    assert check_determinism(_read(b"", 500), second, W) == []
+    (conflict,) = check_determinism(first, second, W)
+    assert conflict.to_json() == {
+        "check": "determinism", "reason": "changed_between_asks", **LOCATED,
+        "expected": "sha256:" + hashlib.sha256(canonicalize(one)).hexdigest(),
+        "got": "sha256:" + hashlib.sha256(canonicalize(two)).hexdigest(),
+        "detail": "two asks of an unchanged agent returned different answers",
+    }  # fmt: skip
+
+
+def test_not_the_standard_refusal_whole() -> None:
+    # interview §6, PROFILE §5: the refusal's exact bytes are due.
+    refusal = HONEST.interview.refusal
+    assert check_closure(_read(refusal), refusal, Check.closure_method, W) == []
+    identity = answer("identity")
+    (conflict,) = check_closure(_read(canonicalize(identity)), refusal, Check.closure_selector, W)
+    assert conflict.to_json() == {
+        "check": "closure_selector", "reason": "not_standard_refusal", **LOCATED,
+        "expected": json.loads(refusal), "got": identity,
+        "detail": "the standard refusal was due",
+    }  # fmt: skip
+    (failed,) = check_closure(_read(b"", 503), refusal, Check.closure_method, W)
+    assert failed.to_json()["got"] == {"status": 503}
