@@ -150,3 +150,44 @@ def test_proposal_keys_names_each_well_formed_key_once() -> None:
     assert record.proposal_keys(b'{"signatures": {"key": 1}}') == ()
     assert record.proposal_keys(b"[1]") == ()
     assert record.proposal_keys(None) == ()
+
+
+def test_rfc3339_reads_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        moment = datetime(2026, 1, 2, 3, 4, 5, 1000, tzinfo=UTC)
+        assert record.rfc3339(moment) == "2026-01-02T03:04:05.001Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_the_schema_is_the_shipped_2020_12_schema() -> None:
+    value = record.schema()
+    assert value["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "format" in value["properties"]
+
+
+def test_read_record_bounds_and_its_fixed_error() -> None:
+    import json
+
+    from a2a_interview.errors import TooLarge, WireFormatError
+
+    body = json.dumps({"format": "a2a-interview-result/1"}).encode()
+    assert record.read_record(body, max_bytes=len(body)) == {"format": "a2a-interview-result/1"}
+    with pytest.raises(TooLarge):
+        record.read_record(body, max_bytes=len(body) - 1)
+    with pytest.raises(WireFormatError) as caught:
+        record.read_record(b'{"format": "other"}')
+    assert str(caught.value) == "not an object whose format is a2a-interview-result/1"
+
+
+def test_a_record_without_canonical_form_has_an_invalid_signature() -> None:
+    # PROFILE §8: the signed bytes are JCS; a record JCS cannot carry cannot verify.
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature({**signed, "n": 2**60}) == RecordSignature("invalid")
+    assert verify_record_signature({**signed, "n": float("nan")}) == RecordSignature("invalid")
