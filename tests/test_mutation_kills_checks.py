@@ -8,12 +8,15 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
+
 from a2a_interview import reference
 from a2a_interview.checks import (
     Binding,
     Check,
     Exchange,
     Where,
+    check_answer,
     check_card_signature,
     check_closure,
     check_declaration,
@@ -269,3 +272,62 @@ def test_not_the_standard_refusal_whole() -> None:
     }  # fmt: skip
     (failed,) = check_closure(_read(b"", 503), refusal, Check.closure_method, W)
     assert failed.to_json()["got"] == {"status": 503}
+
+
+def _rpc(body: bytes, status: int = 200) -> Any:
+    return read_result(Exchange(status, ECHO, body), Binding.JSONRPC, 7)
+
+
+def _shape(read: Any) -> dict[str, Any]:
+    model, (conflict,) = check_answer(read, W)
+    assert model is None
+    return conflict.to_json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "reason", "detail", "got"),
+    [
+        (b"{}", 500, "http_status", "the response status is not 200", {"status": 500}),
+        (b'{"a":1,"a":2}', 200, "not_json", "the body is not strict I-JSON (duplicate_key)",
+         {"status": 200}),
+        (b"[]", 200, "envelope", "the body is not a JSON-RPC 2.0 response", {"status": 200}),
+        (b'{"jsonrpc":"1.0","id":7,"result":{}}', 200, "envelope",
+         "the body is not a JSON-RPC 2.0 response", {"status": 200}),
+        (b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602}}', 200, "error_response",
+         "a JSON-RPC error where a result was due", {"status": 200, "error": {"code": -32602}}),
+        (b'{"jsonrpc":"2.0","id":7,"error":{"code":true}}', 200, "error_response",
+         "a JSON-RPC error where a result was due", {"status": 200}),
+        (b'{"jsonrpc":"2.0","id":7,"error":"x"}', 200, "error_response",
+         "a JSON-RPC error where a result was due", {"status": 200}),
+        (b'{"jsonrpc":"2.0","id":8,"result":{}}', 200, "envelope",
+         "the body is not a JSON-RPC 2.0 result for this request", {"status": 200}),
+        (b'{"jsonrpc":"2.0","id":7,"result":{},"x":1}', 200, "envelope",
+         "the body is not a JSON-RPC 2.0 result for this request", {"status": 200}),
+    ],
+)  # fmt: skip
+def test_answer_shape_problems_whole(
+    body: bytes, status: int, reason: str, detail: str, got: dict[str, Any]
+) -> None:
+    # interview §5, PROFILE §4.1: each way a response is not an answer, named.
+    assert _shape(_rpc(body, status)) == {
+        "check": "answer_shape", "reason": reason, **LOCATED, "got": got, "detail": detail,
+    }  # fmt: skip
+
+
+def test_a_refusal_where_an_answer_was_due_whole() -> None:
+    refusal = json.loads(HONEST.interview.refusal)
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": refusal}).encode()
+    assert _shape(_rpc(body)) == {
+        "check": "answer_shape", "reason": "refused", **LOCATED, "got": refusal,
+        "detail": "a declared question was refused",
+    }  # fmt: skip
+
+
+def test_a_well_formed_answer_reads_whole() -> None:
+    value = answer("identity")
+    read = _rpc(json.dumps({"jsonrpc": "2.0", "id": 7, "result": value}).encode())
+    assert (read.problem, read.status, read.value) == (None, 200, value)
+    assert read.canonical == canonicalize(value)
+    assert read.summary() == value
+    rest = read_result(Exchange(200, ECHO, canonicalize(value)), Binding.HTTP_JSON, None)
+    assert (rest.problem, rest.canonical) == (None, canonicalize(value))
