@@ -186,6 +186,24 @@ def show(module: str, name: str) -> str:
     return done.stdout.strip()
 
 
+def markdown(modules: list[str]) -> None:
+    """The figures as a Markdown table, for docs/benchmarks.md."""
+    known = equivalent()
+    print("| module | mutants | tried | killed | survived | kill ratio | equivalent "
+          "| kill ratio, equivalents aside |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for module in modules:
+        found = verdicts(module)
+        tried = [k for k, v in found.items() if v != "not checked"]
+        killed = sum(found[k] in KILLED for k in tried)
+        same = sum(k in known for k in tried if found[k] not in KILLED)
+        alive = len(tried) - killed
+        ratio = f"{killed / len(tried):.1%}" if tried else "-"
+        net = f"{killed / (len(tried) - same):.1%}" if len(tried) > same else "-"
+        print(f"| {module} | {len(found)} | {len(tried)} | {killed} | {alive} | {ratio} "
+              f"| {same} | {net} |")  # fmt: skip
+
+
 def report(modules: list[str], diffs: bool) -> None:
     known = equivalent()
     print(f"{'module':<11} {'mutants':>7} {'killed':>6} {'survived':>8} {'unrun':>5} "
@@ -226,6 +244,7 @@ def main() -> int:
     parser.add_argument("--recheck", action="store_true", help="rerun only the survivors")
     parser.add_argument("--report", action="store_true", help="print figures, run nothing")
     parser.add_argument("--no-diffs", action="store_true", help="survivors' names only")
+    parser.add_argument("--markdown", action="store_true", help="figures as a table only")
     args = parser.parse_args()
     if not MUTMUT.exists():
         print("mutmut is missing: pip install -e '.[dev]'", file=sys.stderr)
@@ -238,7 +257,10 @@ def main() -> int:
         for module in modules:
             print(f"mutating {module} ...", flush=True)
             run(module, args.fresh, args.recheck)
-    report(modules, diffs=not args.no_diffs)
+    if args.markdown:
+        markdown(modules)
+    else:
+        report(modules, diffs=not args.no_diffs)
     return 0
 
 
