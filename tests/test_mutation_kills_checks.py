@@ -25,6 +25,7 @@ from a2a_interview.checks import (
     check_inactive,
     check_interfaces_agree,
     check_terms_declared,
+    diff_answer,
     find_interfaces,
     read_result,
 )
@@ -331,3 +332,47 @@ def test_a_well_formed_answer_reads_whole() -> None:
     assert read.summary() == value
     rest = read_result(Exchange(200, ECHO, canonicalize(value)), Binding.HTTP_JSON, None)
     assert (rest.problem, rest.canonical) == (None, canonicalize(value))
+
+
+def _projected(source: dict[str, Any], value: Any) -> Answer:
+    projections = [{"source": source, "value": value}]
+    return Answer.from_json({"question": "usage", "declared": True, "projections": projections})
+
+
+def test_projection_conflicts_whole() -> None:
+    # interview §7: each way a projected value fails the diff, with its source kept.
+    card_src = {"document": "card", "member": "/name"}
+    (mismatch,) = diff_answer(_projected(card_src, "Other"), HONEST, W)
+    assert mismatch.to_json() == {
+        "check": "projection", "reason": "value_mismatch", **LOCATED, "source": card_src,
+        "expected": "Stonework", "got": "Other",
+        "detail": "the value differs from the declared one",
+    }  # fmt: skip
+    assert diff_answer(_projected(card_src, "Stonework"), HONEST, W) == []
+    nowhere = {"document": "card", "member": "/nope"}
+    (unresolved,) = diff_answer(_projected(nowhere, 1), HONEST, W)
+    assert unresolved.to_json() == {
+        "check": "projection", "reason": "member_unresolved", **LOCATED, "source": nowhere,
+        "got": 1, "detail": "the member names nothing in the document",
+    }  # fmt: skip
+    stranger = {"document": "proposal", "url": "https://x.example/p.json",
+                "digest": "sha256:" + "0" * 64, "member": "/price"}  # fmt: skip
+    (uncommitted,) = diff_answer(_projected(stranger, 1), HONEST, W)
+    assert uncommitted.to_json() == {
+        "check": "projection", "reason": "uncommitted_source", **LOCATED, "source": stranger,
+        "got": 1, "detail": "the cited url and digest appear in no terms entry",
+    }  # fmt: skip
+
+
+def test_a_value_from_a_failed_proposal_is_a_conflict_whole() -> None:
+    # terms §3: a failing entry states no terms; nothing may be projected from it.
+    files = {url: b"not json" for url in reference.proposals(ORIGIN)}
+    broken = declared(files=files)
+    entry = next(e for e, _ in broken.entries)
+    source = {"document": "proposal", "url": entry.url, "digest": entry.digest,
+              "member": "/price"}  # fmt: skip
+    (failed,) = diff_answer(_projected(source, 1), broken, W)
+    assert failed.to_json() == {
+        "check": "projection", "reason": "proposal_failed", **LOCATED, "source": source,
+        "got": 1, "detail": "the cited proposal failed: not_json",
+    }  # fmt: skip
