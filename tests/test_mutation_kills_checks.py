@@ -25,6 +25,7 @@ from a2a_interview.checks import (
     check_inactive,
     check_interfaces_agree,
     check_terms_declared,
+    coverage,
     diff_answer,
     find_interfaces,
     read_result,
@@ -376,3 +377,23 @@ def test_a_value_from_a_failed_proposal_is_a_conflict_whole() -> None:
         "check": "projection", "reason": "proposal_failed", **LOCATED, "source": source,
         "got": 1, "detail": "the cited proposal failed: not_json",
     }  # fmt: skip
+
+
+def test_coverage_advisories_whole() -> None:
+    # PROFILE §7: omitted and additional members are advisories, never conflicts.
+    where = Where("u", "identity")
+    full = Answer.from_json(answer("identity"))
+    assert coverage(full, HONEST, where) == []
+    extra = {"source": {"document": "card", "member": "/description"}, "value": "x"}
+    kept = [*answer("identity")["projections"][1:], extra]
+    fewer = Answer.from_json({**answer("identity"), "projections": kept})
+    assert [a.to_json() for a in coverage(fewer, HONEST, where)] == [
+        {"code": "coverage", "reason": "omitted", "interface": "u", "question": "identity",
+         "source": {"document": "card", "member": "/name"},
+         "detail": "this profile projects the member"},
+        {"code": "coverage", "reason": "additional", "interface": "u", "question": "identity",
+         "source": {"document": "card", "member": "/description"},
+         "detail": "this profile does not project the member"},
+    ]  # fmt: skip
+    refused = Where("u", "usage", "no-such-skill")
+    assert coverage(Answer.from_json(answer("usage")), HONEST, refused) == []
