@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ bench: $(STAMP)
 	$(NICE) $(BIN)/python bench/ledger.py 2000
 	$(NICE) $(BIN)/python bench/ledger_web.py
 	rm -f build/bench-scale.db; mkdir -p build; $(NICE) $(BIN)/python bench/ledger_scale.py --store build/bench-scale.db   # 100,000 agents: about 10 minutes
+
+# Mutation testing (docs/benchmarks.md): hours on two cores, so apart from `make bench`.
+mutation: $(STAMP)
+	nice -n 19 $(BIN)/python bench/mutation.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -7,8 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from needs import DATA, shared_vectors
+
+pytest_plugins = ["kinds"]  # marks each test vectors, transport or behaviour
+
+# No timed assertions in tests (the brief's bar): Hypothesis's per-example deadline is
+# one, and it failed property tests on the shared machine under load. No deadline.
+settings.register_profile("a2a-interview", deadline=None)
+settings.load_profile("a2a-interview")
 
 
 @pytest.fixture

@@ -8,14 +8,18 @@ developer's machine and FAILS under CI (the environment variable ``CI`` set to a
 but ``""``, ``0``, ``false`` or ``no``): CI must install everything, so there a missing
 part is a broken CI set-up, never a silent skip (``.ci/run`` installs them).
 
-Use :func:`need` for every such check; do not write ``pytest.skip`` for a missing part.
+Use :func:`need` for every such check (:func:`module` for an optional Python package); do
+not write ``pytest.skip`` or ``pytest.importorskip`` anywhere else:
+``tests/test_needs.py`` reads every test file to hold that.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -42,7 +46,7 @@ def need(present: object, what: str, how: str) -> None:
     reason = f"{what} is missing: {how}"
     if in_ci():
         pytest.fail(f"{reason} (CI is set, so a missing part is a failure)", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)  # also at a module's top: all its tests
 
 
 # The third-party corpora read in place (tests/data/README.md says why they are not copied):
@@ -87,3 +91,16 @@ def binary(name: str, how: str) -> str:
     need(path is not None, f"the program {name!r} (not on PATH)", how)
     assert path is not None
     return path
+
+
+def module(name: str, what: str, how: str) -> ModuleType:
+    """The optional package ``name``, imported; when it is not installed, :func:`need`'s
+    rule (skip, or fail under CI). Usable at a test module's top level. Only a missing
+    ``name`` (or a package above it) counts as missing: any other import error raises."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (name == exc.name or name.startswith(exc.name + ".")):
+            raise
+        need(False, what, how)
+        raise  # unreachable: need skipped or failed

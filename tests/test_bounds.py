@@ -25,6 +25,7 @@ import uvicorn
 
 from a2a_interview.server import listen
 from a2a_interview.spec import INTERVIEW_URI
+from needs import need
 
 LINUX = Path("/proc/self/status").exists()
 COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
@@ -355,8 +356,8 @@ def demo_serve(*args: str) -> Iterator[tuple[subprocess.Popen[str], tuple[str, i
             proc.wait()
 
 
-@pytest.mark.skipif(not LINUX, reason="reads the server's peak memory from /proc")
 def test_demo_serve_memory_does_not_grow_with_a_huge_header_or_body() -> None:
+    need(LINUX, "Linux's /proc (the server's peak memory is read there)", "run it on Linux")
     # issue 8 findings 3 and 4: a 176 MiB header and a 100 MiB activated body took the
     # demo from 72 to 209 and 309 MiB. Each is now refused; the peak barely moves.
     with demo_serve() as (proc, address):

@@ -14,12 +14,13 @@ from a2a_interview import nkeys
 from a2a_interview.cli import main
 from a2a_interview.record import sign_record, verify_record_signature
 from agents import honest
+from needs import module as need_module
 from servers import closed_port_url, serve, serve_many
 
-pytest.importorskip("sqlalchemy", reason="the ledger extra is not installed")
+need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e '.[ledger]'")
 
-from a2a_interview.ledger import Ledger
-from test_ledger_store import INSANE, compact, record, signed
+from a2a_interview.ledger import Ledger  # noqa: E402
+from test_ledger_store import INSANE, compact, record, signed  # noqa: E402
 
 FAST = ["--churn-delay", "0"]
 SEED = nkeys.generate_seed()

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import sqlalchemy as sa
 
 from a2a_interview import nkeys
 from a2a_interview.checks import CHECKS, CheckStatus, Outcome
@@ -27,13 +26,14 @@ from a2a_interview.record import (
     signing_bytes,
     verify_record_signature,
 )
+from needs import module as need_module
 
 if TYPE_CHECKING:
     from pg import Server
 
-pytest.importorskip("sqlalchemy", reason="the ledger extra is not installed")
+sa = need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e '.[ledger]'")
 
-from a2a_interview.ledger import (
+from a2a_interview.ledger import (  # noqa: E402
     BadSignature,
     Ledger,
     LedgerError,
@@ -643,20 +643,50 @@ def test_postgresql_store_holds_the_job_queue(postgres_server: Server) -> None:
     assert {"ledger_records", "procrastinate_jobs", "a2a_interview_ledger_version"} <= names
 
 
+_COUNT_MIGRATIONS = """
+import sys
+import sqlalchemy as sa
+from a2a_interview.ledger import Ledger
+
+made = []
+
+
+def seen(conn, cursor, statement, *rest):
+    if statement.lstrip().upper().startswith("CREATE TABLE LEDGER_RECORDS"):
+        made.append(1)
+
+
+sa.event.listen(sa.engine.Engine, "before_cursor_execute", seen)
+Ledger.open(sys.argv[1]).count()
+print(len(made))
+"""
+
+
 def test_many_openers_of_a_new_store_migrate_it_once(store_url: str) -> None:
     # Workers and cron jobs starting together on a fresh store, as processes and as
     # threads: each open succeeds and the schema is made once (PostgreSQL: an advisory
-    # lock; SQLite: BEGIN IMMEDIATE; in one process: a lock around Alembic).
+    # lock; SQLite: BEGIN IMMEDIATE; in one process: a lock around Alembic)
+    # (docs/decisions.md "Ledger store"). Each opener counts the statements that create
+    # the records table: over all eight openers, exactly one.
     import subprocess
     import sys
     import threading
 
-    code = "import sys; from a2a_interview.ledger import Ledger; Ledger.open(sys.argv[1]).count()"
     processes = [
-        subprocess.Popen([sys.executable, "-c", code, store_url], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", _COUNT_MIGRATIONS, store_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     errors: list[BaseException] = []
+    made: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *rest: object) -> None:
+        if statement.lstrip().upper().startswith("CREATE TABLE LEDGER_RECORDS"):
+            made.append(statement)
 
     def open_one() -> None:
         try:
@@ -665,14 +695,20 @@ def test_many_openers_of_a_new_store_migrate_it_once(store_url: str) -> None:
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=open_one) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    failed = [p.communicate(timeout=60)[1] for p in processes]
-    assert [p.returncode for p in processes] == [0] * 4, failed
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", seen)
+    try:
+        threads = [threading.Thread(target=open_one) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", seen)
+    outputs = [p.communicate(timeout=60) for p in processes]
+    assert [p.returncode for p in processes] == [0] * 4, [err for _, err in outputs]
     assert errors == []
+    by_processes = sum(int(out.strip()) for out, _ in outputs)
+    assert by_processes + len(made) == 1, (by_processes, len(made))
     with Ledger.open(store_url) as ledger:
         assert ledger.count() == 0
 

@@ -10,6 +10,7 @@ boundaries are said on every agent page (§9 rule 1, PROFILE §8 does_not_establ
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -25,10 +26,11 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
+from a2a_interview import nkeys
 from a2a_interview.ledger import Ledger
-from a2a_interview.ledger.display import Row, row, timeline_svg, visible
+from a2a_interview.ledger.display import Row, row, standing, timeline_svg, visible
 from a2a_interview.ledger.web import app
-from a2a_interview.record import sign_record
+from a2a_interview.record import sign_record, signing_bytes, verify_record_signature
 from ledger_records import (
     HOSTILE_GOT,
     HOSTILE_NAME,
@@ -179,23 +181,41 @@ async def test_an_unsigned_third_party_record_is_a_claim(
     assert api["agents"][0]["latest"]["record_signature"] == "unsigned"
 
 
+def _signed_as_given(document: dict[str, Any], seed: str) -> dict[str, Any]:
+    """``document`` signed by ``seed`` with its ``standing`` left as given: sign_record
+    recomputes standing, so a lie planted before it would not reach the stored bytes."""
+    private = nkeys.private_key(seed)
+    public = nkeys.public_of(private)
+    body = {k: v for k, v in document.items() if k != "signatures"}
+    body["ran_by"] = {**body["ran_by"], "key": public}
+    sig = base64.urlsafe_b64encode(private.sign(signing_bytes(body))).rstrip(b"=").decode()
+    return {**body, "signatures": [{"key": public, "sig": sig}]}
+
+
+@pytest.mark.parametrize(
+    ("index", "lie", "truth"),
+    [(1, "evidence", "claim"), (0, "claim", "evidence")],
+    ids=["self-run-calling-itself-evidence", "third-party-evidence-calling-itself-claim"],
+)
 async def test_standing_is_recomputed_not_read_from_the_record(
-    records: Records, tmp_path: Path
+    records: Records, tmp_path: Path, index: int, lie: str, truth: str
 ) -> None:
-    # PROFILE §8: a self-run record that calls itself evidence is still a claim.
-    document = json.loads(records.bodies[1])  # self-run
-    document["standing"] = "evidence"
-    document = sign_record({**document, "ran_by": {**document["ran_by"]}}, RUNNER_SEED)
-    document["standing"] = "evidence"  # sign_record recomputed it; put the lie back
-    document = sign_record(document, RUNNER_SEED)
+    # PROFILE §8: standing is recomputed from what can be checked; the stored member is
+    # never read. The lie is in the signed stored bytes (the signature verifies), so a
+    # display that read it would show it: a self-run record calling itself evidence is
+    # still a claim, and third-party evidence stored as "claim" is still evidence.
+    document = _signed_as_given({**json.loads(records.bodies[index]), "standing": lie}, RUNNER_SEED)
+    assert verify_record_signature(document).status == "valid"
+    body = json.dumps(document).encode()
+    assert json.loads(body)["standing"] == lie  # the lie is what is stored
+    assert standing(document) == truth
     with Ledger.open(f"sqlite:///{tmp_path / 'lie.db'}") as one:
-        one.add(json.dumps(document).encode())
+        one.add(body)
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app(one)), base_url="http://t"
         ) as c:
             api = (await c.get("/api/agents")).json()
-    assert api["agents"][0]["latest"]["ran_by"]["party"] == "self"
-    assert api["agents"][0]["latest"]["standing"] == "claim"
+    assert api["agents"][0]["latest"]["standing"] == truth
 
 
 # --- one agent -------------------------------------------------------------------------

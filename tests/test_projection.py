@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import random
 import unicodedata
 from typing import Any
 
+import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_interview import jcs, pointer, reference
 from a2a_interview.declarations import build
 from a2a_interview.ijson import loads
-from a2a_interview.models import Answer, Refusal, result_from_json
+from a2a_interview.models import (
+    Answer,
+    Projection,
+    Refusal,
+    RefusalReason,
+    Source,
+    result_from_json,
+)
 from a2a_interview.projection import CommittedProposal, Interview
 from a2a_interview.spec import QUESTIONS, TERMS_URI
 from a2a_interview.terms import TermsEntry
@@ -181,9 +190,38 @@ def test_selectors_match_code_point_for_code_point() -> None:
 
 
 def test_expected_models() -> None:
+    # interview §5 and §6, PROFILE §4.3 and §5: the wire models of the reference card's
+    # answers, their values written out by hand from the card and the proposal files
+    # (the digest by the rfc8785 package and hashlib, not by this package's jcs).
     iv = stonework()
-    assert isinstance(iv.expected("identity"), Answer)
-    assert isinstance(iv.expected("usage", "nope"), Refusal)
+
+    def card(member: str, value: Any) -> Projection:
+        return Projection(Source("card", member), value)
+
+    assert iv.expected("identity") == Answer("identity", True, (
+        card("/name", "Stonework"),
+        card("/provider", {"organization": "Stonework Analytics",
+                           "url": "https://stonework.example"}),
+        card("/supportedInterfaces/0/url", "https://stonework.example/a2a/jsonrpc"),
+        card("/supportedInterfaces/1/url", "https://stonework.example/a2a/rest"),
+        card("/version", "1.4.0"),
+    ))  # fmt: skip
+    skills = ("reconcile-statement", "flag-exceptions", "r\u00e4kna-moms")
+    assert iv.expected("refusals") == Answer(
+        "refusals", True, tuple(card(f"/skills/{i}/id", s) for i, s in enumerate(skills))
+    )
+    refusal = Refusal(skills, RefusalReason.OUT_OF_SCOPE, "no declared skill matches")
+    assert iv.expected("usage", "nope") == refusal
+    assert iv.expected("bogus") == refusal  # type: ignore[arg-type]
+    url = "https://stonework.example/terms/flag-exceptions.sow.json"
+    document = json.loads(reference.proposals()[url])
+    digest = "sha256:" + hashlib.sha256(rfc8785.dumps(document)).hexdigest()
+    terms = iv.expected("terms", "flag-exceptions")
+    assert isinstance(terms, Answer) and (terms.question, terms.declared) == ("terms", True)
+    assert list(terms.projections) == [
+        Projection(Source("proposal", f"/{name}", url, digest), document[name])
+        for name in sorted(document)
+    ]
 
 
 # -- properties ------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from a2a_interview.ijson import loads
 from a2a_interview.server.proxy import ProxyApp, ProxyError, build_proxy
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from needs import need
 from servers import running
 
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
@@ -739,6 +740,24 @@ def test_an_unparseable_interface_url_on_a_followed_card_breaks_nothing() -> Non
         assert message.status_code == 200 and b'"jsonrpc":"2.0"' in message.content
 
 
+class _Streamed(httpx.AsyncByteStream):
+    """A body that arrives as a network response's does: streamed, unread until read."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._body
+
+
+def streamed(status: int, body: bytes = b"", headers: list[tuple[bytes, bytes]] = ()) -> Any:
+    """An upstream reply for ``httpx.MockTransport`` shaped like a real one: its body
+    streamed (an ``httpx.Response(content=...)`` is read already, which no socket gives),
+    with its ``Content-Length``. The client reads it as it reads the network."""
+    length = [(b"content-length", str(len(body)).encode())]
+    return httpx.Response(status, headers=[*headers, *length], stream=_Streamed(body))
+
+
 @pytest.mark.anyio
 async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None:
     # RFC 9110 §8.8.3: an entity-tag may carry obs-text. The proxy revalidates with the
@@ -754,8 +773,8 @@ async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None
                 sent.append(request.headers.get("if-none-match", "").encode("latin-1") or None)
             tag = b'"v\xff' + str(len(cards)).encode() + b'"'
             body = json.dumps(cards[-1]).encode()
-            return httpx.Response(200, content=body, headers=[(b"etag", tag)])
-        return httpx.Response(200, content=reference.proposals(origin)[str(request.url)])
+            return streamed(200, body, [(b"etag", tag)])
+        return streamed(200, reference.proposals(origin)[str(request.url)])
 
     app, live = await build_proxy(origin, poll=0, transport=httpx.MockTransport(handler))
     try:
@@ -777,7 +796,7 @@ async def test_a_redirect_to_an_unparseable_location_is_a_proxy_error(location: 
     origin = "http://127.0.0.1:9"
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(302, headers=[(b"location", location.encode())])
+        return streamed(302, b"", [(b"location", location.encode())])
 
     with pytest.raises(ProxyError) as caught:
         await build_proxy(origin, poll=0, transport=httpx.MockTransport(handler))
@@ -815,7 +834,7 @@ def test_command_names_an_ipv6_listen_address_in_brackets() -> None:
         with socket.socket(socket.AF_INET6) as probe:
             probe.bind(("::1", 0))
     except OSError:
-        pytest.skip("no IPv6 loopback here")
+        need(False, "an IPv6 loopback (::1)", "enable IPv6 on lo, as CI's machine has it")
     with upstream_running() as up:
         process = _cli("--upstream", up.origin, "--port", "0", "--host", "::1", "--poll", "0")
         try:

@@ -24,6 +24,7 @@ from a2a_interview.report import junit_xml, render_report
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from a2a_interview.verifier import verify
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
+from needs import module as need_module
 from servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
@@ -134,7 +135,9 @@ async def test_the_closure_selector_matches_no_skill_even_past_the_skill_bound()
 
 
 async def test_the_sdk_demo_agent_is_consistent() -> None:
-    demo = pytest.importorskip("a2a_interview.demo")
+    need_module("a2a.server", "the sdk extra (a2a-sdk)", "pip install -e '.[sdk]'")
+    from a2a_interview import demo
+
     document = await interview(demo.build_app)
     assert document["outcome"] == "consistent", found(document)
 
@@ -439,7 +442,7 @@ def _sdk_signed(origin: str, *, ours_too: bool = False) -> Any:
     interface, and served as the SDK serves it: the 0.3 compatibility members merged in,
     outside what the SDK signed (PROFILE §6.3). ``ours_too`` adds our signature over the
     card as served after the SDK's."""
-    pytest.importorskip("a2a.utils.signing")
+    need_module("a2a.utils.signing", "the sdk extra (a2a-sdk[signing])", "pip install -e '.[sdk]'")
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
     from a2a.utils.signing import create_agent_card_signer
 
@@ -484,7 +487,7 @@ def _sdk_signed_as_authored(origin: str) -> Any:
     own example), its card signed by a2a-sdk's signer as a caller without a JWKS URL
     does (``jku=None``, so ``"jku": null``), the signature appended to the card JSON as
     authored (issue 7 finding 1)."""
-    pytest.importorskip("a2a.utils.signing")
+    need_module("a2a.utils.signing", "the sdk extra (a2a-sdk[signing])", "pip install -e '.[sdk]'")
     from a2a.types import AgentCard
     from a2a.utils.signing import create_agent_card_signer
     from google.protobuf.json_format import MessageToDict, ParseDict

@@ -19,15 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-pytest.importorskip("procrastinate", reason="the ledger extra is not installed")
+from needs import module as need_module
 
-import sqlalchemy as sa
+need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
 
-from a2a_interview.ledger import Ledger
-from a2a_interview.verifier import failed_record
-from a2a_interview.verifier.procedure import VerifyOptions
-from agents import honest
-from servers import serve
+import sqlalchemy as sa  # noqa: E402
+
+from a2a_interview.ledger import Ledger  # noqa: E402
+from a2a_interview.verifier import failed_record  # noqa: E402
+from a2a_interview.verifier.procedure import VerifyOptions  # noqa: E402
+from agents import honest  # noqa: E402
+from servers import serve  # noqa: E402
 
 if TYPE_CHECKING:
     from pg import Server

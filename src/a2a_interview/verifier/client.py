@@ -660,10 +660,6 @@ async def read_body(reply: httpx.Response, max_bytes: int) -> bytes:
     ``max_bytes``, or raw bytes over twice that) and ``EncodingRefused`` (more than one
     layer, an unknown coding, corrupt or truncated data); httpx errors pass through.
     """
-    if reply.is_stream_consumed:  # an in-memory response (httpx.MockTransport): read
-        if len(reply.content) > max_bytes:
-            raise BodyTooLarge
-        return reply.content
     inflater = _inflater(reply.headers.get("content-encoding"))
     wire_limit = 2 * max_bytes if inflater else max_bytes
     length = reply.headers.get("content-length", "")

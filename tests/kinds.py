@@ -1,0 +1,96 @@
+"""Which tests prove values and which prove transport (issue 17): a pytest plugin that
+marks every test by its module, from the one table below (``tests/README.md`` says why).
+
+- ``vectors``: the expected values come from outside the code under test: the draft's
+  and RFCs' examples byte for byte, the shared vector corpora, values written out by hand,
+  or another implementation (``rfc8785``, a2a-sdk, ``@a2a-js/sdk``). Correctness of the
+  core (I-JSON, JCS, pointers, projections, terms, signatures, records, checks) is proven
+  here.
+- ``transport``: the expected bytes come from this package itself (``interview.answer``,
+  ``IV.refusal``, the zoo's honest agent projecting with ``projection.Interview``, the
+  verifier projecting the same way). These prove that answers travel, are served and are
+  checked unchanged through the bindings, servers and proxy, not that they are right: a
+  wrong projection would pass them and fail the ``vectors`` tests.
+- ``behaviour``: rules of conduct that are neither: bounds under attack, files, exit
+  codes, the ledger's storage and pages, the shape of the package and of the suite.
+
+``pytest -m vectors`` runs where correctness is proven. ``tests/test_suite_rules.py``
+holds that every test module is in the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+KINDS: dict[str, str] = {
+    # vectors: expected values independent of the code under test
+    "test_jcs": "vectors",  # RFC 8785 corpus, the rfc8785 package
+    "test_ijson": "vectors",  # RFC 7493 rules, hand-written inputs and errors
+    "test_pointer": "vectors",  # RFC 6901 examples
+    "test_projection": "vectors",  # the draft's §5/§6 examples byte for byte, member lists
+    "test_models": "vectors",  # the draft's member sets, written out
+    "test_terms": "vectors",  # terms-extension.md examples
+    "test_cardsig": "vectors",  # the card-sign corpus, a2a-sdk's signer both ways
+    "test_cardproto": "vectors",  # a2a-sdk's own descriptors and canonical form
+    "test_reference": "vectors",  # the bundled declarations against the draft
+    "test_rpc": "vectors",  # PROFILE §3 error bytes written out
+    "test_record": "vectors",  # the record schema, hand-signed records
+    "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
+    "test_mutation_kills_ijson": "vectors",
+    "test_mutation_kills_checks": "vectors",
+    "test_mutation_kills_display": "vectors",
+    "test_mutation_kills_jcs": "vectors",
+    "test_mutation_kills_projection": "vectors",
+    "test_mutation_kills_record": "vectors",
+    "test_mutation_kills_rpc": "vectors",
+    "test_mutation_kills_terms": "vectors",
+    "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)
+    "test_js_agent": "vectors",  # @a2a-js/sdk's own agent (interop)
+    "test_signers": "vectors",  # cards signed by the official SDKs' signers (interop)
+    # transport: expected bytes from this package's own projection
+    "test_asgi": "transport",
+    "test_sdk": "transport",
+    "test_http_rules": "transport",  # answers compared with the served declarations
+    "test_spellings": "transport",
+    "test_fuzz_servers": "transport",
+    "test_no_model": "transport",
+    "test_non_interference": "transport",
+    "test_proxy": "transport",
+    "test_proxy_parity": "transport",
+    "test_proxy_wire": "transport",
+    "test_proxy_cli": "transport",
+    "test_verify_zoo": "transport",  # honest agent and verifier both project
+    "test_verify_many": "transport",
+    "test_wire": "transport",
+    "test_readme": "transport",
+    "test_lifecycle": "transport",
+    "test_ratelimit": "transport",
+    "test_cli_serve": "transport",
+    "test_cli_verify": "transport",
+    "test_demo": "transport",
+    "test_evidence": "transport",
+    # behaviour: rules of conduct, neither values nor transport
+    "test_bounds": "behaviour",
+    "test_hostile_zoo": "behaviour",
+    "test_cli_files": "behaviour",
+    "test_cli_ledger": "behaviour",
+    "test_cli_publish": "behaviour",
+    "test_cli_record": "behaviour",
+    "test_console": "behaviour",
+    "test_ledger_browser": "behaviour",
+    "test_ledger_store": "behaviour",
+    "test_ledger_web": "behaviour",
+    "test_workers": "behaviour",
+    "test_core_boundary": "behaviour",
+    "test_docs_security": "behaviour",
+    "test_suite_rules": "behaviour",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        kind = KINDS.get(Path(str(item.path)).stem)
+        if kind is not None:
+            item.add_marker(getattr(pytest.mark, kind))

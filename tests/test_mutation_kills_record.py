@@ -1,0 +1,193 @@
+"""record.py under mutation (issue 17, bench/mutation.py): the runner signature's every
+verdict, signing's errors, and the agent key ids a reader adds from a card (PROFILE §8).
+Records and cards are written here; keys are fresh nkeys and Ed25519 keys."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from a2a_interview import nkeys, record
+from a2a_interview.cardsig import public_jwk, sign_card, thumbprint
+from a2a_interview.errors import SignatureError
+from a2a_interview.record import RecordSignature, sign_record, verify_record_signature
+
+SEED = nkeys.generate_seed()
+KEY = nkeys.public_of(nkeys.private_key(SEED))
+OTHER_SEED = nkeys.generate_seed()
+OTHER = nkeys.public_of(nkeys.private_key(OTHER_SEED))
+
+
+def _doc(**extra: Any) -> dict[str, Any]:
+    return {"outcome": "consistent", "ran_by": {"party": "third_party", "name": "R"}, **extra}
+
+
+def test_a_record_signed_by_its_runner_is_valid() -> None:
+    assert verify_record_signature(sign_record(_doc(), SEED)) == RecordSignature("valid", (KEY,))
+    assert verify_record_signature(_doc()) == RecordSignature("unsigned")
+
+
+@pytest.mark.parametrize("signatures", [[], {}, "x", None, 1])
+def test_signatures_that_are_not_a_list_of_items_are_invalid(signatures: Any) -> None:
+    assert verify_record_signature(_doc(signatures=signatures)) == RecordSignature("invalid")
+
+
+def _item(signed: dict[str, Any], **change: Any) -> dict[str, Any]:
+    return {**signed, "signatures": [{**signed["signatures"][0], **change}]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sig": "AAAA"},  # not 64 bytes
+        {"sig": 5},
+        {"key": "not an nkey"},
+        {"key": OTHER},  # a well-formed key that did not sign
+        {"extra": 1},  # members other than key and sig
+    ],
+)
+def test_a_malformed_or_wrong_signature_is_invalid(change: dict[str, Any]) -> None:
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature(_item(signed, **change)) == RecordSignature("invalid")
+
+
+def test_an_item_that_is_not_an_object_is_invalid() -> None:
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature({**signed, "signatures": ["x"]}) == RecordSignature("invalid")
+
+
+def test_a_padded_or_non_canonical_signature_is_invalid() -> None:
+    signed = sign_record(_doc(), SEED)
+    sig = signed["signatures"][0]["sig"]
+    assert verify_record_signature(_item(signed, sig=sig + "==")).status == "invalid"
+    raw = base64.urlsafe_b64decode(sig + "==")
+    standard = base64.b64encode(raw).decode().rstrip("=")
+    if standard != sig:
+        assert verify_record_signature(_item(signed, sig=standard)).status == "invalid"
+
+
+def test_a_record_signed_by_another_key_than_its_runner_names_is_invalid_with_keys() -> None:
+    # PROFILE §8: one signature must be by ran_by.key; the keys that did verify are kept.
+    signed = sign_record(_doc(), OTHER_SEED)
+    renamed = {**signed, "ran_by": {**signed["ran_by"], "key": KEY}}
+    resigned = dict(renamed)
+    body = record.signing_bytes(resigned)
+    sig = base64.urlsafe_b64encode(nkeys.private_key(OTHER_SEED).sign(body)).rstrip(b"=")
+    resigned["signatures"] = [{"key": OTHER, "sig": sig.decode()}]
+    assert verify_record_signature(resigned) == RecordSignature("invalid", (OTHER,))
+
+
+def test_signing_replaces_earlier_signatures_and_says_what_is_wrong() -> None:
+    earlier = {**_doc(), "signatures": [{"key": OTHER, "sig": "x"}]}
+    signed = sign_record(earlier, SEED)
+    assert [s["key"] for s in signed["signatures"]] == [KEY]
+    assert verify_record_signature(signed).status == "valid"
+    assert earlier["signatures"] == [{"key": OTHER, "sig": "x"}]  # the input untouched
+    with pytest.raises(SignatureError) as caught:
+        sign_record({"outcome": "consistent"}, SEED)
+    assert str(caught.value) == "the record has no ran_by object"
+    with pytest.raises(SignatureError) as caught:
+        sign_record(_doc(ran_by={"party": "self", "key": OTHER}), SEED)
+    assert str(caught.value) == "the record names another runner key"
+
+
+def _card() -> dict[str, Any]:
+    return {"name": "N", "version": "1", "skills": []}
+
+
+def test_card_key_ids_are_the_jwks_thumbprints_sorted() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    jwks = [public_jwk(ed25519.Ed25519PrivateKey.generate(), kid=f"k{i}") for i in range(2)]
+    expected = tuple(sorted(thumbprint(j) for j in jwks))
+    assert record.card_key_ids(sign_record(_doc(), SEED), _card(), jwks) == expected
+    assert record.card_key_ids(_doc(), _card(), [*jwks, {"kty": "nope"}]) == expected
+
+
+def test_a_runner_key_that_signed_the_card_is_an_agent_key() -> None:
+    # PROFILE §8: a runner whose key verifies one of the card's signatures holds an agent
+    # key, whatever the record says; its thumbprint is added.
+    private = nkeys.private_key(SEED)
+    card = sign_card(_card(), private, kid="runner")
+    runner_id = thumbprint(record.nkey_jwk(KEY))
+    assert record.card_key_ids(sign_record(_doc(), SEED), card) == (runner_id,)
+    other = sign_card(_card(), nkeys.private_key(OTHER_SEED), kid="other")
+    assert record.card_key_ids(sign_record(_doc(), SEED), other) == ()
+    assert record.card_key_ids(_doc(ran_by={"key": "bad"}), card) == ()
+    assert record.card_key_ids(_doc(ran_by={"key": 5}), card) == ()
+    assert record.card_key_ids(sign_record(_doc(), SEED), [card]) == ()
+
+
+def test_rfc3339_is_utc_with_milliseconds() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    plus2 = timezone(timedelta(hours=2))
+    moment = datetime(2026, 1, 2, 3, 4, 5, 999_999, tzinfo=plus2)
+    assert record.rfc3339(moment) == "2026-01-02T01:04:05.999Z"
+    assert record.rfc3339(datetime(2026, 1, 2, tzinfo=UTC)) == "2026-01-02T00:00:00.000Z"
+    with pytest.raises(ValueError, match=r"^a naive datetime has no zone$"):
+        record.rfc3339(datetime(2026, 1, 2))
+
+
+def test_agent_key_ids_skip_what_names_no_key_and_go_on() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    good = public_jwk(ed25519.Ed25519PrivateKey.generate(), kid="k")
+    ids = record.agent_key_ids([{"kty": "nope"}, good], ["bad", KEY])
+    assert ids == tuple(sorted([thumbprint(good), KEY]))
+
+
+def test_proposal_keys_names_each_well_formed_key_once() -> None:
+    import json
+
+    body = json.dumps({"signatures": [{"key": KEY}, "x", {"key": 5}, {"key": "bad"},
+                                      {"key": OTHER}, {"key": KEY}]}).encode()  # fmt: skip
+    assert record.proposal_keys(body) == (KEY, OTHER)
+    assert record.proposal_keys(body, max_bytes=len(body)) == (KEY, OTHER)
+    assert record.proposal_keys(body, max_bytes=len(body) - 1) == ()
+    assert record.proposal_keys(b'{"signatures": {"key": 1}}') == ()
+    assert record.proposal_keys(b"[1]") == ()
+    assert record.proposal_keys(None) == ()
+
+
+def test_rfc3339_reads_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        moment = datetime(2026, 1, 2, 3, 4, 5, 1000, tzinfo=UTC)
+        assert record.rfc3339(moment) == "2026-01-02T03:04:05.001Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_the_schema_is_the_shipped_2020_12_schema() -> None:
+    value = record.schema()
+    assert value["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "format" in value["properties"]
+
+
+def test_read_record_bounds_and_its_fixed_error() -> None:
+    import json
+
+    from a2a_interview.errors import TooLarge, WireFormatError
+
+    body = json.dumps({"format": "a2a-interview-result/1"}).encode()
+    assert record.read_record(body, max_bytes=len(body)) == {"format": "a2a-interview-result/1"}
+    with pytest.raises(TooLarge):
+        record.read_record(body, max_bytes=len(body) - 1)
+    with pytest.raises(WireFormatError) as caught:
+        record.read_record(b'{"format": "other"}')
+    assert str(caught.value) == "not an object whose format is a2a-interview-result/1"
+
+
+def test_a_record_without_canonical_form_has_an_invalid_signature() -> None:
+    # PROFILE §8: the signed bytes are JCS; a record JCS cannot carry cannot verify.
+    signed = sign_record(_doc(), SEED)
+    assert verify_record_signature({**signed, "n": 2**60}) == RecordSignature("invalid")
+    assert verify_record_signature({**signed, "n": float("nan")}) == RecordSignature("invalid")

@@ -1,0 +1,126 @@
+"""Tests of rpc.py that close what mutation testing found unchecked (issue 17 finding 6,
+bench/mutation.py). Values are written out by hand from PROFILE §3 and RFC 9110: these
+pin values, they do not compare with the code's own output."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from a2a_interview import reference, rpc
+from a2a_interview.declarations import build
+from a2a_interview.spec import INTERVIEW_URI
+
+IV = build(reference.unsigned_card(), reference.proposals()).interview
+ON = rpc.Activation(current=True)
+REPLY = rpc.Reply(200, b"{}", (), 7)
+
+
+@pytest.mark.parametrize("rest", [False, True])
+@pytest.mark.parametrize(("asked", "sent"), [(-5, "1"), (0, "1"), (1, "1"), (2, "2"), (90, "90")])
+def test_retry_after_is_at_least_one_second(asked: int, sent: str, rest: bool) -> None:
+    # PROFILE §3.7: a 429 carries Retry-After; RFC 9110 §10.2.3 delay-seconds. The
+    # floor of 1 is rpc's own (the limiter floors too, so only this test sees it): a 0
+    # or a negative would tell clients to come back at once, or be no delay at all.
+    limited = rpc.too_many_requests(asked, REPLY, ON, rest=rest)
+    assert limited.status == 429
+    assert [v for n, v in limited.headers if n == "Retry-After"] == [sent]
+
+
+URI = INTERVIEW_URI
+
+
+@pytest.mark.parametrize(
+    ("headers", "current"),
+    [
+        ([("Content-Type", "application/json"), ("A2A-Extensions", URI)], True),
+        ([(b"accept", b"*/*"), (b"A2A-EXTENSIONS", URI.encode())], True),
+        ([("A2A-Extensions", f"https://x.example/e,{URI}")], True),  # no blank after ","
+        ([("A2A-Extensions", f" \t{URI}\t ")], True),
+        ([("A2A-Extensions", f"\x0b{URI}")], False),  # only SP and HTAB are trimmed
+        ([("A2A-Extensions", f"{URI}\r\n")], False),
+        ([("A2A-Extensions", f"X{URI}X")], False),
+        ([("A2A-Extensions", f"{URI} {URI}")], False),  # blanks do not separate
+    ],
+)
+def test_activation_reads_every_header_and_trims_only_blanks(
+    headers: list[tuple[Any, Any]], current: bool
+) -> None:
+    # PROFILE §3.2: a comma-separated list, each element trimmed of blanks (RFC 9110
+    # §5.6.1: OWS is SP / HTAB), compared exactly.
+    assert rpc.activation(headers).current is current
+
+
+def _envelope(method: Any, request_id: Any = 7, **extra: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, **extra}).encode()
+
+
+@pytest.mark.parametrize("method", [5, None, ["interview/identity"], {"a": 1}, True])
+def test_a_method_that_is_not_a_string_is_the_hosts(method: Any) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "x": "interview/"}).encode()
+    assert rpc.jsonrpc(body, ON, IV) is None
+
+
+def test_a_refusal_and_invalid_params_are_200_and_keep_the_id() -> None:
+    # PROFILE §3.6 (a refusal is a result) and §3.5 (-32602): HTTP 200, and the id kept
+    # for a 429 that may take the reply's place.
+    refused = rpc.jsonrpc(_envelope("interview/weather"), ON, IV)
+    assert refused is not None and (refused.status, refused.request_id) == (200, 7)
+    invalid = rpc.jsonrpc(_envelope("interview/identity", params={"skill": "x"}), ON, IV)
+    assert invalid is not None and (invalid.status, invalid.request_id) == (200, 7)
+    assert b'"code":-32602' in invalid.body
+    answered = rpc.jsonrpc(_envelope("interview/identity", request_id="a"), ON, IV)
+    assert answered is not None and (answered.status, answered.request_id) == (200, "a")
+    limited = rpc.too_many_requests(1, refused, ON)
+    assert limited.request_id == 7 and b'"id":7' in limited.body
+
+
+def test_the_body_bound_given_is_the_bound_used() -> None:
+    body = _envelope("interview/identity")
+    assert rpc.jsonrpc(body, ON, IV, max_bytes=len(body)) is not None
+    assert rpc.jsonrpc(body, ON, IV, max_bytes=len(body) - 1) is None  # the host's
+
+
+def test_a_leniently_read_body_of_exactly_the_bound_is_refused() -> None:
+    # PROFILE §3.9: not strict I-JSON (a duplicate key) but a host would read it as an
+    # interview call: -32600, up to and including the bound.
+    body = b'{"jsonrpc":"2.0","id":1,"id":2,"method":"interview/identity"}'
+    refused = rpc.jsonrpc(body, ON, IV, max_bytes=len(body))
+    assert refused is not None and b'"code":-32600' in refused.body
+
+
+def test_the_rest_query_is_parsed_strictly_with_blank_values() -> None:
+    # PROFILE §3b: "skill" without "=" is malformed (400); "skill=" names the empty
+    # skill, which no skill id matches (the refusal), not "no selector".
+    bare = rpc.rest("GET", "usage", b"skill", ON, IV)
+    assert bare is not None and (bare.status, bare.body) == (400, rpc.REST_INVALID)
+    empty = rpc.rest("GET", "usage", b"skill=", ON, IV)
+    assert empty is not None and (empty.status, empty.body) == (200, IV.refusal)
+
+
+def test_a_rest_429_has_the_rest_body() -> None:
+    reply = rpc.rest("GET", "identity", b"", ON, IV)
+    assert reply is not None
+    limited = rpc.too_many_requests(5, reply, ON, rest=True)
+    assert limited.body == rpc.REST_TOO_MANY
+    assert limited.body == (
+        b'{"error":{"code":429,"message":"Too many requests","status":"RESOURCE_EXHAUSTED"}}'
+    )
+
+
+def test_every_reply_says_it_is_json() -> None:
+    # RFC 9110 §8.3 (names match case-insensitively): each reply of the bindings and the
+    # 429 carries Content-Type: application/json.
+    replies = [
+        rpc.jsonrpc(_envelope("interview/identity"), ON, IV),
+        rpc.jsonrpc(_envelope("interview/weather"), ON, IV),
+        rpc.rest("GET", "identity", b"", ON, IV),
+        rpc.rest("GET", "usage", b"x=1", ON, IV),
+    ]
+    replies.append(rpc.too_many_requests(1, REPLY, ON))
+    for reply in replies:
+        assert reply is not None
+        types = [v for n, v in reply.headers if n.lower() == "content-type"]
+        assert types == [rpc.JSON_CONTENT_TYPE] and types[0].startswith("application/json")
