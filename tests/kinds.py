@@ -49,6 +49,8 @@ KINDS: dict[str, str] = {
     "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)
     "test_js_agent": "vectors",  # @a2a-js/sdk's own agent (interop)
     "test_signers": "vectors",  # cards signed by the official SDKs' signers (interop)
+    "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
+    "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
     # transport: expected bytes from this package's own projection
     "test_asgi": "transport",
     "test_sdk": "transport",
@@ -71,6 +73,9 @@ KINDS: dict[str, str] = {
     "test_cli_verify": "transport",
     "test_demo": "transport",
     "test_evidence": "transport",
+    "test_verify_run": "transport",  # card variants, bounds and causes over loopback
+    "test_defaults_fit": "transport",  # a default verify against the default servers
+    "test_verify_many_population": "transport",  # a mixed real population (interop)
     # behaviour: rules of conduct, neither values nor transport
     "test_bounds": "behaviour",
     "test_hostile_zoo": "behaviour",
@@ -86,6 +91,12 @@ KINDS: dict[str, str] = {
     "test_core_boundary": "behaviour",
     "test_docs_security": "behaviour",
     "test_suite_rules": "behaviour",
+    "test_listen_attacks": "behaviour",
+    "test_ci_recipe": "behaviour",
+    "test_cli_small": "behaviour",
+    "test_docs_selfcontained": "behaviour",
+    "test_install_extras": "behaviour",
+    "test_make_test": "behaviour",
 }
 
 
