@@ -1,30 +1,22 @@
-"""Agent Card signatures (A2A §8.4, PROFILE §6): sign, verify, and the JWKs around them.
+"""Agent Card signatures (A2A §8.4, PROFILE §6): sign, verify, and the report.
 
 A signature is a JWS in JSON serialization with a detached payload: each item of the
 card's ``signatures`` list is ``{"protected", "signature"[, "header"]}`` and signs
 ``protected + "." + base64url(payload)`` where the payload is canonical bytes of the card
-without ``signatures``.
-
-SDKs disagree on those bytes, so a signature is checked under named *readings*
-(PROFILE §6.3):
-
-- ``served``: RFC 8785 of the card exactly as served, minus ``signatures`` (a2a-go's
-  reading, the strict one);
-- ``prune-empty``: empty strings, lists and objects (and ``null``) removed recursively
-  first, ``false`` and ``0`` kept, as a2a-python and a2a-js sign; for a card an a2a-sdk
-  host serves with its 0.3 compatibility members merged in, also with those members
-  removed (a second candidate), because the SDK signs the 1.0 message before the merge;
-- ``proto``: what a2a-sdk 1.x and @a2a-js/sdk 1.x sign in practice: the card taken through
-  the A2A 1.0 protobuf JSON form (:mod:`.cardproto`: members the messages do not define
-  dropped, a proto3 scalar without presence omitted at its default, so ``"required":
-  false`` goes), then pruned as ``prune-empty``.
+without ``signatures``. SDKs disagree on those bytes, so a signature is checked under
+named *readings* (PROFILE §6.3): ``served``, ``prune-empty`` and ``proto``, each defined
+in :mod:`.cardreadings`.
 
 :func:`sign_card` signs an A2A 1.0 card under ``proto``, so that both SDKs' verifiers
 accept it, and adds a ``served`` signature when the card as served carries more
 (PROFILE §6.3; :func:`sign_readings`).
 
-A protected header member whose value is ``null`` (``"jku": null`` from a2a-sdk) is read
-as absent and reported in :attr:`SignatureCheck.quirks` (PROFILE §6.6).
+The header rules are this module's: the protected header's members, ``crit`` and ``b64``
+refused, protected and unprotected names disjoint, no member beyond the three of an item
+(PROFILE §6.1). A protected header member whose value is ``null`` (``"jku": null`` from
+a2a-sdk) is read as absent and reported in :attr:`SignatureCheck.quirks` (PROFILE §6.6).
+Keys, the algorithm allowlist and the signature primitives are :mod:`.jose`'s (on
+``joserfc``); their names are re-exported here.
 
 The core never fetches: keys are given as a list of public JWKs or as a callable
 ``(kid, jku) -> JWKs``. Verification never raises on hostile input: every outcome is a
@@ -42,7 +34,16 @@ from typing import Any, Final, Literal, TypeAlias
 from joserfc.jwk import Key
 
 from . import ijson
-from .cardproto import proto_form
+from .cardreadings import (
+    READINGS,
+    Candidate,
+    Reading,
+    candidates,
+    is_1_0_card,
+    proto_candidates,
+    signing_payload,
+    without_signatures,
+)
 from .errors import (
     AlgorithmRefused,
     CanonicalizationError,
@@ -72,7 +73,6 @@ from .jose import (
     thumbprint,
     verify,
 )
-from .pointer import escape
 
 __all__ = [
     "ALGORITHMS",
@@ -106,9 +106,6 @@ __all__ = [
     "verify_card",
 ]
 
-Reading: TypeAlias = Literal["served", "prune-empty", "proto"]
-READINGS: Final[tuple[Reading, ...]] = ("served", "prune-empty", "proto")
-
 KeySource: TypeAlias = (
     "Callable[[str | None, str | None], Sequence[dict[str, Any]]] | Sequence[dict[str, Any]]"
 )
@@ -138,209 +135,12 @@ _NULL_NOT_TOLERATED: Final = frozenset({"alg", "crit", "b64"})
 
 _MAX_PROTECTED_CHARS: Final = 8192  # a protected header is a few dozen bytes
 _MAX_SIGNATURE_CHARS: Final = 2048  # RSA-8192 is 1366 characters
-_PRUNE_DEPTH: Final = 128  # a2a-sdk's own bound for _clean_empty
-
-# ---------------------------------------------------------------------------------------
-# The 0.3 compatibility members a2a-sdk 1.x merges into the card it serves.
-#
-# ``response_helpers.agent_card_to_dict`` deep-merges ``to_compat_agent_card(card)
-# .model_dump(exclude_none=True)`` (camelCase aliases) into ``MessageToDict(card)`` when the
-# card has an interface of protocol version 0.3, adding only the keys the 1.0 form lacks.
-# ``signing._canonicalize_agent_card`` signs the 1.0 form before that merge. Listed here
-# are the added members that prune-empty does not already remove.
-_COMPAT_TOP: Final = (
-    "url",
-    "preferredTransport",
-    "protocolVersion",
-    "additionalInterfaces",
-    "security",  # securityRequirements in the 0.3 shape
-    "supportsAuthenticatedExtendedCard",  # only when true
-)
-_COMPAT_SKILL: Final = ("security",)
-# A 1.0 scheme is {"<kind>SecurityScheme": {...}}; the merge adds the flat 0.3 members next
-# to that wrapper.
-_COMPAT_SCHEME: Final = (
-    "type",
-    "in",
-    "name",
-    "description",
-    "scheme",
-    "bearerFormat",
-    "flows",
-    "oauth2MetadataUrl",
-    "openIdConnectUrl",
-)
-_SCHEME_WRAPPERS: Final = frozenset(
-    {
-        "apiKeySecurityScheme",
-        "httpAuthSecurityScheme",
-        "oauth2SecurityScheme",
-        "openIdConnectSecurityScheme",
-        "mtlsSecurityScheme",
-    }
-)
-# capabilities.extensions[i].required is a plain proto3 bool: MessageToDict drops false,
-# the 0.3 model always carries it, so the merge adds "required": false.
-
-
-# ---------------------------------------------------------------------------------------
-# Payloads
-
-
-class _Empty:
-    """Marks a value prune-empty removes."""
-
-
-_EMPTY: Final = _Empty()
-
-
-def _prune(value: Any, depth: int = 1) -> Any:
-    """Remove ``""``, ``[]``, ``{}`` and ``null`` recursively; keep ``false`` and ``0``.
-
-    This is what a2a-sdk's ``_clean_empty`` does (it drops ``None`` too, though
-    ``MessageToDict`` emits ``null`` only inside ``Struct`` params). Raises
-    ``CanonicalizationError`` past the nesting bound.
-    """
-    if isinstance(value, dict | list) and depth > _PRUNE_DEPTH:
-        raise CanonicalizationError("nesting too deep to canonicalize")
-    if isinstance(value, dict):
-        pruned = {}
-        for key, item in value.items():
-            kept = _prune(item, depth + 1)
-            if kept is not _EMPTY:
-                pruned[key] = kept
-        return pruned or _EMPTY
-    if isinstance(value, list):
-        items = [kept for item in value if (kept := _prune(item, depth + 1)) is not _EMPTY]
-        return items or _EMPTY
-    if value is None or value == "":
-        return _EMPTY
-    return value
-
-
-def _without_signatures(card: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in card.items() if k != "signatures"}
-
-
-def _is_sdk_compat_card(card: dict[str, Any]) -> bool:
-    return "supportedInterfaces" in card and any(name in card for name in _COMPAT_TOP)
-
-
-def _drop(obj: dict[str, Any], names: Sequence[str], at: str, removed: list[str]) -> dict[str, Any]:
-    removed += [f"{at}/{n}" for n in names if n in obj]
-    return {k: v for k, v in obj.items() if k not in names}
-
-
-def _strip_compat(card: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The card without the members a2a-sdk's 0.3 merge adds, and their JSON Pointers.
-
-    Only the containers the merge touches are copied; the rest is shared with ``card``.
-    """
-    removed: list[str] = []
-    out = _drop(card, _COMPAT_TOP, "", removed)
-
-    caps = out.get("capabilities")
-    if isinstance(caps, dict) and isinstance(caps.get("extensions"), list):
-        out["capabilities"] = {
-            **caps,
-            "extensions": [
-                _drop(ext, ("required",), f"/capabilities/extensions/{i}", removed)
-                if isinstance(ext, dict) and ext.get("required") is False
-                else ext
-                for i, ext in enumerate(caps["extensions"])
-            ],
-        }
-    skills = out.get("skills")
-    if isinstance(skills, list):
-        out["skills"] = [
-            _drop(skill, _COMPAT_SKILL, f"/skills/{i}", removed)
-            if isinstance(skill, dict)
-            else skill
-            for i, skill in enumerate(skills)
-        ]
-    schemes = out.get("securitySchemes")
-    if isinstance(schemes, dict):
-        out["securitySchemes"] = {
-            name: _drop(scheme, _COMPAT_SCHEME, f"/securitySchemes/{escape(name)}", removed)
-            if isinstance(scheme, dict) and _SCHEME_WRAPPERS & scheme.keys()
-            else scheme
-            for name, scheme in schemes.items()
-        }
-    return out, tuple(removed)
-
-
-def _pruned_bytes(value: dict[str, Any]) -> bytes:
-    pruned = _prune(value)
-    # An all-empty card prunes to nothing; a2a-sdk then canonicalizes None.
-    return canonicalize(None if pruned is _EMPTY else pruned)
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    payload: bytes
-    uncovered: tuple[str, ...] = ()
-
-
-def _proto_candidates(body: dict[str, Any]) -> list[_Candidate]:
-    form = proto_form(body)
-    if form is None:
-        return []  # the SDKs refuse or coerce such a card; nothing to check (cardproto)
-    pruned = _prune(form.value)
-    if pruned is _EMPTY:
-        # An all-empty card: a2a-sdk canonicalizes None, a2a-js returns "{}".
-        return [_Candidate(b"null", form.dropped), _Candidate(b"{}", form.dropped)]
-    return [_Candidate(canonicalize(pruned), form.dropped)]
-
-
-def _candidates(card: dict[str, Any], reading: Reading) -> list[_Candidate]:
-    body = _without_signatures(card)
-    if reading == "served":
-        return [_Candidate(canonicalize(body))]
-    if reading == "proto":
-        return _proto_candidates(body)
-    found = [_Candidate(_pruned_bytes(body))]
-    if _is_sdk_compat_card(body):
-        stripped, removed = _strip_compat(body)
-        payload = _pruned_bytes(stripped)
-        if payload != found[0].payload:
-            found.append(_Candidate(payload, removed))
-    return found
-
-
-def signing_payload(card: dict[str, Any], reading: Reading) -> list[bytes]:
-    """The candidate canonical byte strings a signature on ``card`` may cover under ``reading``.
-
-    ``served``: one candidate, RFC 8785 of the card without ``signatures``.
-    ``prune-empty``: RFC 8785 after removing ``""``, ``[]``, ``{}`` and ``null``
-    recursively; and, for an a2a-sdk card carrying 0.3 compatibility members (it has
-    ``supportedInterfaces`` and a top-level ``url``, ``preferredTransport``,
-    ``protocolVersion``, ``additionalInterfaces``, ``security`` or
-    ``supportsAuthenticatedExtendedCard``), a second candidate with the members the SDK
-    merges in removed before pruning. Duplicates are dropped.
-    ``proto``: RFC 8785 of the card's A2A 1.0 protobuf JSON form (:func:`.cardproto.proto_form`)
-    after the same pruning; none when the card does not fit the 1.0 messages; two
-    (``null`` and ``{}``) when nothing is left.
-
-    Raises ``CanonicalizationError`` when the card has no canonical form and
-    ``SignatureError`` for an unknown reading.
-    """
-    if reading not in READINGS:
-        raise SignatureError("unknown reading")
-    return [c.payload for c in _candidates(card, reading)]
-
 
 # ---------------------------------------------------------------------------------------
 # Signing
 
 
 SignReading: TypeAlias = Literal["proto", "served"]
-
-
-def is_1_0_card(card: dict[str, Any]) -> bool:
-    """Whether ``card`` is an A2A 1.0 card: it lists ``supportedInterfaces`` (either
-    spelling), where a 0.3 card names its ``url`` instead (PROFILE §6.3)."""
-    names = ("supportedInterfaces", "supported_interfaces")
-    return any(isinstance(card.get(name), list) for name in names)
 
 
 def sign_readings(card: dict[str, Any], reading: SignReading | None = None) -> tuple[Reading, ...]:
@@ -362,14 +162,14 @@ def sign_readings(card: dict[str, Any], reading: SignReading | None = None) -> t
         raise SignatureError("a card is signed under the reading 'proto' or 'served'")
     if reading == "served" or (reading is None and not is_1_0_card(card)):
         return ("served",)
-    proto = _proto_candidates(_without_signatures(card))
+    proto = proto_candidates(without_signatures(card))
     if len(proto) != 1:
         raise SignatureError(
             "the card does not fit the A2A 1.0 AgentCard message (a member of the wrong "
             "type, both spellings of one member, two cases of a oneof, null in a list, or "
             "nothing left), so no signature on it can verify with the SDKs' verifiers"
         )
-    if reading == "proto" or proto[0].payload == canonicalize(_without_signatures(card)):
+    if reading == "proto" or proto[0].payload == canonicalize(without_signatures(card)):
         return ("proto",)
     return ("proto", "served")
 
@@ -424,7 +224,7 @@ def sign_card(
     protected_b64 = b64e(canonicalize(protected))
     items: list[dict[str, Any]] = []
     for each in sign_readings(card, reading):
-        (payload,) = (c.payload for c in _candidates(card, each))
+        (payload,) = (c.payload for c in candidates(card, each))
         signing_input = f"{protected_b64}.{b64e(payload)}".encode("ascii")
         item: dict[str, Any] = {
             "protected": protected_b64,
@@ -589,7 +389,7 @@ def _usable_keys(
 def _check(
     index: int,
     item: dict[str, Any],
-    candidates: dict[Reading, list[_Candidate]],
+    payloads: dict[Reading, list[Candidate]],
     keys: KeySource,
 ) -> SignatureCheck:
     parsed = _parse_protected(item["protected"])
@@ -623,7 +423,7 @@ def _check(
     usable = list(_usable_keys(keys, kid, jku, alg))
     if not usable:
         return fail(SignatureStatus.key_unavailable, REASON_NO_KEY)
-    if not any(candidates.values()):
+    if not any(payloads.values()):
         return fail(SignatureStatus.invalid, REASON_NOT_CANONICAL)
 
     prefix = item["protected"].encode("ascii") + b"."
@@ -631,7 +431,7 @@ def _check(
         verified: list[Reading] = []
         uncovered: tuple[str, ...] | None = None
         for reading in READINGS:
-            for candidate in candidates.get(reading, ()):
+            for candidate in payloads.get(reading, ()):
                 if verify(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
                     verified.append(reading)
                     if uncovered is None or len(candidate.uncovered) < len(uncovered):
@@ -689,15 +489,15 @@ def verify_card(
     if not isinstance(items, list) or not all(_is_item(i) for i in items):
         return CardSignatureReport(SignatureStatus.invalid)
 
-    candidates: dict[Reading, list[_Candidate]] = {}
+    payloads: dict[Reading, list[Candidate]] = {}
     for reading in READINGS:
         if reading in wanted:
             try:
-                candidates[reading] = _candidates(card, reading)
+                payloads[reading] = candidates(card, reading)
             except CanonicalizationError:
-                candidates[reading] = []
+                payloads[reading] = []
 
-    checks = tuple(_check(i, item, candidates, keys) for i, item in enumerate(items))
+    checks = tuple(_check(i, item, payloads, keys) for i, item in enumerate(items))
     verified = [c for c in checks if c.status is SignatureStatus.verified]
     if verified:
         # The signature that covers the most: fewest uncovered members, then the earliest
