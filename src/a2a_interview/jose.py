@@ -308,7 +308,10 @@ def _public_material(jwk: Any) -> dict[str, str]:
 
 def import_public_jwk(jwk: Any) -> Key:
     """The library's key for a public JWK, as :func:`jwk_to_public_key` accepts it."""
-    material = _public_material(jwk)
+    return _import_public(_public_material(jwk))
+
+
+def _import_public(material: dict[str, str]) -> Key:
     try:
         return _KEY_CLASSES[material["kty"]].import_key(material)  # type: ignore[arg-type]
     except (JoseError, ValueError, UnsupportedAlgorithm):
@@ -333,9 +336,8 @@ def _jwk_to_private_key(jwk: Any) -> PrivateKey:
     if not isinstance(jwk, dict):
         raise KeyFormatError("a JWK must be a JSON object")
     _check_optional_members(jwk)
-    public = {k: v for k, v in jwk.items() if k not in _PRIVATE_MEMBERS}
-    import_public_jwk(public)  # the public half is a valid public key first
-    material = _public_material(public)
+    material = _public_material({k: v for k, v in jwk.items() if k not in _PRIVATE_MEMBERS})
+    _import_public(material)  # the public half is a valid public key first
     kty = material["kty"]
     if kty == "RSA":
         if any(m not in jwk for m in _RSA_PRIVATE):
