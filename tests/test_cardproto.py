@@ -446,7 +446,8 @@ def test_refused_card_is_invalid_under_proto_not_an_error() -> None:
 
 def _with_header(header: dict[str, Any], unprotected: dict[str, Any] | None = None) -> Any:
     """A card signed under an exact protected header, and its key."""
-    from a2a_interview.cardsig import _b64e, _sign_raw
+    from a2a_interview.jose import b64e as _b64e
+    from a2a_interview.jose import sign as _sign_raw
 
     key = generate_key("EdDSA")
     card: dict[str, Any] = {"name": "Q", "version": "1"}
