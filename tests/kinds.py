@@ -33,6 +33,7 @@ KINDS: dict[str, str] = {
     "test_models": "vectors",  # the draft's member sets, written out
     "test_terms": "vectors",  # terms-extension.md examples
     "test_cardsig": "vectors",  # the card-sign corpus, a2a-sdk's signer both ways
+    "test_jose": "vectors",  # RFC 7517/7638 rules, keys written out by hand
     "test_cardproto": "vectors",  # a2a-sdk's own descriptors and canonical form
     "test_reference": "vectors",  # the bundled declarations against the draft
     "test_rpc": "vectors",  # PROFILE §3 error bytes written out

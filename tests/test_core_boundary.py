@@ -9,6 +9,7 @@ import a2a_interview
 
 CORE = [
     "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardsig",
+    "cardreadings", "jose", "cardproto",
     "projection", "declarations", "rpc", "reference", "checks", "record",
 ]  # fmt: skip
 FORBIDDEN = ["httpx", "starlette", "a2a", "asyncio", "anyio", "uvicorn", "jwt"]
