@@ -96,8 +96,8 @@ def prepare(module: str, fresh: bool, where: Path | None = None) -> Path:
             "phases=[_Phase.explicit, _Phase.reuse, _Phase.generate])\n"
             '_settings.load_profile("mutation")\n'
         )
-    # tests/needs.py finds ../shared beside the clone; mutmut runs the tests from
-    # <where>/mutants, so the link goes beside that.
+    # tests/needs.py finds the third-party corpora in a folder beside the clone; mutmut
+    # runs the tests from <where>/mutants, so the link goes beside that.
     for link in (where / "shared", where.parent / "shared"):
         if not link.exists():
             link.symlink_to((ROOT.parent / "shared").resolve())

@@ -243,7 +243,7 @@ def add_runners_option(parser: argparse.ArgumentParser | Any) -> None:
         "--runners", metavar="FILE", default=None,
         help='trusted runner keys with the names you give them: {"runners": [{"key": '
         '"U...", "name": "..."}]}; a result by a key not listed is shown by its key\'s '
-        "fingerprint, its self-declared name marked as such (PROFILE §8)",
+        "fingerprint, its self-declared name marked as such (docs/profile.md §8)",
     )  # fmt: skip
 
 
