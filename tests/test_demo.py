@@ -50,7 +50,8 @@ async def test_the_demo_answers_both_jsonrpc_spellings(path: str) -> None:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=origin) as http:
         sent = await http.post(path, json=send, headers={"A2A-Version": "1.0"})
-        answer = await http.post(path, json=identity, headers={"A2A-Extensions": INTERVIEW_URI})
+        activated = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
+        answer = await http.post(path, json=identity, headers=activated)
     assert sent.status_code == 200
     artifact = sent.json()["result"]["task"]["artifacts"][0]
     assert artifact["parts"] == [{"text": "Stonework demo: tck"}]

@@ -281,9 +281,10 @@ def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> Non
                 b"Connection: close\r\n" + head + b"Transfer-Encoding: chunked\r\n\r\n"
                 + b"%x\r\n" % len(call) + call + b"\r\n0\r\n" + trailers + b"\r\n")  # fmt: skip
 
+    version = b"A2A-Version: 1.0\r\n"  # in the head either way (PROFILE §3.10)
     with demo_serve() as (_proc, address):
-        by_trailer = exchange(address, ask(b"", act))
-        by_header = exchange(address, ask(act, b""))
+        by_trailer = exchange(address, ask(version, act))
+        by_header = exchange(address, ask(act + version, b""))
     head, _, body = by_trailer.partition(b"\r\n\r\n")
     assert b"-32601" in body and b'"result"' not in body, by_trailer[:400]
     assert b"a2a-extensions" not in head.lower()
@@ -310,9 +311,10 @@ def test_the_in_process_layers_are_not_activated_by_a_trailer(stack: str) -> Non
                 + b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(call) + call
                 + b"\r\n0\r\n" + trailers + b"\r\n")  # fmt: skip
 
+    version = b"A2A-Version: 1.0\r\n"  # in the head either way (PROFILE §3.10)
     with bounded(listen.Bounds(), app) as address:
-        by_trailer = exchange(address, ask(b"", act))
-        by_header = exchange(address, ask(act, b""))
+        by_trailer = exchange(address, ask(version, act))
+        by_header = exchange(address, ask(act + version, b""))
     assert b'"result"' not in by_trailer and b"a2a-extensions" not in by_trailer.lower()
     assert b'"result"' in by_header and b"a2a-extensions" in by_header.lower()
     assert not spies.executor

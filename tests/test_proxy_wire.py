@@ -840,8 +840,9 @@ def test_a_trailer_never_activates_and_is_never_passed_on() -> None:
     act = f"A2A-Extensions: {INTERVIEW_URI}\r\nX-A2A-Extensions: {INTERVIEW_URI}\r\n".encode()
     with recorder() as up, proxy_served(up.origin, poll=0) as proxy:
         up.forget()
+        version = b"A2A-Version: 1.0\r\n"  # in the head either way (PROFILE §3.10)
         asked = raw_exchange(proxy, chunked("POST", RPC, rpc_body("interview/identity"),
-                                            act + b"X-T: 1\r\n"))  # fmt: skip
+                                            act + b"X-T: 1\r\n", head=version))  # fmt: skip
         assert asked.startswith(b"HTTP/1.1 200 ")
         assert b"a2a-extensions" not in asked.lower()  # not answered: no echo
         assert identity(up.origin) not in asked
@@ -854,7 +855,7 @@ def test_a_trailer_never_activates_and_is_never_passed_on() -> None:
         # The same call with the header activated: answered here, never passed on.
         up.forget()
         answered = raw_exchange(proxy, chunked("POST", RPC, rpc_body("interview/identity"),
-                                               b"", head=act))  # fmt: skip
+                                               b"", head=act + version))  # fmt: skip
         assert identity(up.origin) in answered and up.seen == []
 
 

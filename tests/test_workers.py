@@ -256,12 +256,13 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
         ledger.add(_old_record("http://127.0.0.1:9"))  # a closed port: quickly unreachable
+    _received_long_ago(store)
     assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
     done = _cli("worker", "--store", store, "--once", *FAST)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert lines and all(STAMPED.match(line) for line in lines), done.stderr
-    assert any("stored: unreachable http://127.0.0.1:9" in line for line in lines)
+    assert any("stored: unreachable http://127.0.0.1:9" in line for line in lines), lines
     assert lines[-1].endswith("the queue is empty; stopped (1 record(s) stored)")
 
     worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],

@@ -87,7 +87,7 @@ def test_python_ask_shares_the_httpx_client_of_an_a2a_sdk_client(
     with _proxied_js_agent(node, js, tmp_path) as public:
         text, asked = anyio.run(_python_ask_beside_the_sdk, public)
         rpc = {"jsonrpc": "2.0", "id": 1, "method": "interview/identity"}
-        act = {"A2A-Extensions": INTERVIEW_URI}
+        act = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
         direct = httpx.post(public + "/a2a/jsonrpc", headers=act, json=rpc)
     assert text == "echo: hi"  # the SDK's own call went through
     identity = dict(asked)["identity"]
