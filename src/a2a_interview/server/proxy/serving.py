@@ -183,7 +183,7 @@ async def build_proxy(
     ``limiter`` (a :class:`~a2a_interview.server.ratelimit.RateLimiter`) counts interview
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
-    ``declare``, ``card_key``, ``card_kid``, ``proposals``, ``card_cache_control``,
+    ``declare``, ``card_key``, ``card_kid``, ``card_alg``, ``proposals``, ``card_cache_control``,
     ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``,
     ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded.
     ``transport`` replaces the network (tests).

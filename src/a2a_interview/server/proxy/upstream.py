@@ -15,7 +15,7 @@ origin is read from upstream at the same path (what a client gets through the pr
 that does not declare the interview, or whose interfaces or proposals name another origin,
 is served with the declaration added (``{"uri": ...}``, ``required`` left at its default,
 false) and those URLs moved to the public origin; a signed card so changed is re-signed
-with ``card_key`` (as ``card sign`` signs, PROFILE §6.3) or refused.
+with ``card_key`` and ``card_alg`` (as ``card sign`` signs, PROFILE §6.3) or refused.
 
 Variants negotiated by ``A2A-Version`` are fetched, verified and kept separately (at most
 ``MAX_VARIANTS``), each a :class:`~a2a_interview.server.lifecycle.LiveDeclarations`: a
@@ -112,6 +112,9 @@ class ProxyOptions:
     declare: bool = False
     card_key: Any = None
     card_kid: str | None = None
+    # The re-signing algorithm (PROFILE §6.3): the card key's JWK `alg` when it names one,
+    # as `card sign` signs; None: the key's default (RS256 for RSA).
+    card_alg: str | None = None
     proposals: Mapping[str, bytes] = field(default_factory=dict)
     card_cache_control: str | None = None
     max_body: int = DEFAULT_MAX_BODY
@@ -369,7 +372,7 @@ class Upstream:
         # PROFILE §6.3: as `card sign` signs, so both SDKs' verifiers accept it (proto,
         # then served when the card as served carries more).
         try:
-            signed: dict[str, Any] = sign_card(unsigned, key, kid=kid)
+            signed: dict[str, Any] = sign_card(unsigned, key, kid=kid, alg=self.options.card_alg)
         except SignatureError as exc:
             raise SignatureError(f"cannot re-sign the upstream card: {exc}") from None
         return signed
