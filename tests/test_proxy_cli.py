@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from a2a_interview import reference
 from a2a_interview.cardsig import generate_key, private_jwk
@@ -159,3 +160,61 @@ def test_the_connection_bounds_are_the_proxys_options_too() -> None:
             if process.poll() is None:
                 process.kill()
                 process.communicate()
+
+
+@pytest.mark.parametrize(
+    ("alg", "named", "signed_as"),
+    [("PS256", True, "PS256"), ("RS256", True, "RS256"), ("PS256", False, "RS256"),
+     ("ES256", True, "ES256")],
+)  # fmt: skip
+def test_declare_re_signs_with_the_algorithm_the_card_keys_jwk_names(
+    tmp_path: Path, alg: str, named: bool, signed_as: str
+) -> None:
+    # PROFILE §6.3 (re-signed as `card sign` signs): a private JWK's `alg` is the one the
+    # proxy signs with; it used to sign every RSA key RS256, so a PS256 JWK's signature
+    # was refused by verifiers holding its PS256 public JWK. An RSA key naming none gets
+    # the RS256 default, as `card sign` gives it.
+    import base64
+
+    from a2a_interview.cardsig import public_jwk, verify_card
+
+    secret = generate_key(alg)
+    key = tmp_path / "card.jwk.json"
+    key.write_text(json.dumps(private_jwk(secret, "proxy-1", alg if named else None)))
+    with upstream_running(_signed_undeclared) as up:
+        port = _free_port()
+        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
+                       "--declare", "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            assert first.startswith("a2a-interview proxy: serving at"), first
+            card = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).json()
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 0, err
+    for item in card["signatures"]:
+        header = json.loads(base64.urlsafe_b64decode(item["protected"] + "=="))
+        assert header["alg"] == signed_as, header
+    jwks = [public_jwk(secret, "proxy-1", signed_as)]
+    assert verify_card(card, jwks).status == "verified"
+
+
+def test_a_card_key_whose_jwk_alg_does_not_fit_the_key_is_a_usage_error(tmp_path: Path) -> None:
+    # PROFILE §6.3: refused at start, before any upstream is read, as `card sign` refuses
+    # to sign with it; `none`, HS256 and another key type's algorithm alike.
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9", "--declare", "--kid", "k")
+    for kind, alg in [("PS256", "ES256"), ("PS256", "HS256"), ("EdDSA", "none"),
+                      ("ES256", "ES384"), ("EdDSA", "RS256")]:  # fmt: skip
+        jwk = private_jwk(generate_key(kind), "k")
+        jwk["alg"] = alg
+        path = tmp_path / f"{kind}-{alg}.jwk.json"
+        path.write_text(json.dumps(jwk))
+        process = _cli(*base, "--card-key", str(path))
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (kind, alg, err)
+        assert f"--card-key {str(path)!r}" in err and alg in err, (kind, alg, err)

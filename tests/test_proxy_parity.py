@@ -204,7 +204,7 @@ def test_an_unverified_variant_is_tried_again_once_its_entry_expires(
     # Issue 14 finding 4 (unverified entries never left): a guard that a failed variant's
     # entry expires and its load is tried again; the slots it used to fill are now only
     # for declared versions (test_interview_paths_of_every_variant_are_judged_...).
-    from a2a_interview.server import proxy as module
+    from a2a_interview.server.proxy import upstream as module
 
     monkeypatch.setattr(module, "UNVERIFIED_RETRY", 0.0)
     with recorder() as up:

@@ -111,6 +111,31 @@ def _http_url(flag: str, text: str) -> str:
     return text
 
 
+def _card_key(path: str) -> dict[str, Any]:
+    """``card_key`` and ``card_alg`` from ``--card-key``: the key, and its JWK's ``alg``
+    when it names one (PROFILE §6.3: re-signed as ``card sign`` signs, a PS256 JWK PS256),
+    refused here when that ``alg`` is not one of the key's allowlisted algorithms."""
+    from ..cardsig import alg_for_key, load_private_key
+    from .publish import _jwk_alg  # the one reading of a JWK's alg, `card sign`'s
+
+    data = read_input(path, "card key")
+    try:
+        key = load_private_key(data)
+    except InterviewError as exc:
+        raise UsageError(f"--card-key {path!r} is not a usable private key "
+                         f"[{exc.code}]") from None  # fmt: skip
+    alg = _jwk_alg(data)
+    if alg is not None:
+        try:
+            fits = alg_for_key(key, rsa_alg=alg) == alg
+        except InterviewError:
+            fits = False
+        if not fits:
+            raise UsageError(f"--card-key {path!r}: its JWK's alg {alg!r} is not one this key "
+                             "signs with (EdDSA, ES256, ES384, PS256, RS256)")  # fmt: skip
+    return {"card_key": key, "card_alg": alg}
+
+
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The proxy options the flags give; files read here, usage errors raised here."""
     options: dict[str, Any] = {
@@ -139,13 +164,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if args.card_key is not None and not args.declare:
         raise UsageError("--card-key re-signs a card --declare changes: add --declare")
     if args.card_key is not None:
-        from ..cardsig import load_private_key
-
-        try:
-            options["card_key"] = load_private_key(read_input(args.card_key, "card key"))
-        except InterviewError as exc:
-            raise UsageError(f"--card-key {args.card_key!r} is not a usable private key "
-                             f"[{exc.code}]") from None  # fmt: skip
+        options.update(_card_key(args.card_key))
         options["card_kid"] = args.kid
     proposals: dict[str, bytes] = {}
     for item in args.proposal or ():
@@ -315,7 +334,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--card-key",
         metavar="FILE",
-        help="private JWK or PEM that re-signs a signed card --declare changes",
+        help="private JWK or PEM that re-signs a signed card --declare changes (with the "
+        "JWK's alg when it names one, as card sign signs)",
     )
     p.add_argument("--kid", metavar="KID", help="the key id of --card-key's signature")
     p.add_argument(
