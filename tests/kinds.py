@@ -92,6 +92,7 @@ KINDS: dict[str, str] = {
     "test_core_boundary": "behaviour",
     "test_docs_security": "behaviour",
     "test_suite_rules": "behaviour",
+    "test_import_graph": "behaviour",
     "test_listen_attacks": "behaviour",
     "test_ci_recipe": "behaviour",
     "test_cli_small": "behaviour",
