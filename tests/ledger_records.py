@@ -114,7 +114,7 @@ def _hostile(origin: str) -> Any:
 
 def _churner(origin: str) -> Any:
     # The first run's identity asks (twice on the first interface, once on the second:
-    # docs/decisions.md "Defaults that fit") get the wrong name; the re-run's get the
+    # docs/decisions.md D-CLI-8, "Defaults that fit") get the wrong name; the re-run's get the
     # right one: a conflict that vanished.
     asked = [0]
 

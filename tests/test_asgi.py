@@ -28,7 +28,7 @@ def middleware() -> InterviewMiddleware:
 
 @pytest.mark.anyio
 async def test_card_revalidation_uses_the_weak_comparison() -> None:
-    # RFC 9110 §13.1.2 (docs/decisions.md, Serving 3): If-None-Match compares weakly,
+    # RFC 9110 §13.1.2 (docs/decisions.md D-SERVE-3): If-None-Match compares weakly,
     # and "*" matches any current representation; as the SDK routes and the proxy do.
     transport = httpx.ASGITransport(app=middleware())
     async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as c:

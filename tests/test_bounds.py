@@ -411,7 +411,7 @@ def test_demo_serve_rejects_nonsense_bounds() -> None:
 
 @pytest.mark.parametrize("framework", ["starlette", "fastapi"])
 def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework: str) -> None:
-    # issue 8 finding 4, docs/decisions.md Servers 2: an activated body is read to the
+    # issue 8 finding 4, docs/decisions.md D-SERVE-12: an activated body is read to the
     # route's max_body at most (here 64 KiB); past it the request cannot be judged and is
     # refused (issue 14 finding 8, PROFILE §3.9), the rest unread, never handed over.
     from stacks import RPC, Spies, sdk_app

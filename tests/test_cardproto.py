@@ -349,7 +349,7 @@ def test_tampered_sdk_signed_card_is_invalid(name: str, tamper: str) -> None:
 
 @pytest.mark.parametrize("name", ["js-signed-compat.json", "python-signed-compat.json"])
 def test_members_outside_the_messages_are_uncovered(name: str) -> None:
-    # decisions: proto drops what the 1.0 messages do not define, as both SDKs do, and
+    # decisions D-VERIFY-8: proto drops what the 1.0 messages do not define, as both SDKs do, and
     # the check says those members are not covered.
     card = _load(name)
     report = verify_card(card, _jwks())

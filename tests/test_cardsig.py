@@ -686,8 +686,8 @@ def _declaring(**entry: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("entry", [{"required": False}, {}], ids=["required false", "left out"])
 def test_default_signature_verifies_under_proto(alg: str, entry: dict[str, Any]) -> None:
     # PROFILE §6.3: whether the declaration spells "required": false or not
-    # (docs/decisions.md), a signature verifies under proto (what both SDKs check) and one
-    # under served (the card as served); each alone.
+    # (docs/decisions.md D-VERIFY-37), a signature verifies under proto (what both SDKs
+    # check) and one under served (the card as served); each alone.
     card = sign_card(_declaring(**entry), key_for(alg), kid="k1", alg=alg)
     report = verify_card(card, jwks(alg))
     by_reading = {c.readings[0]: c for c in report.checks if c.status == "verified"}

@@ -390,7 +390,7 @@ def test_inactive_probe_other_error_is_an_advisory_not_a_conflict(body: bytes) -
 
 
 def test_inactive_probe_rest_other_status_is_an_advisory() -> None:
-    # decisions (proto): HTTP+JSON by the same rule: 2xx answered, 404 passes, else advisory.
+    # decisions D-VERIFY-34: HTTP+JSON by the same rule: 2xx answered, 404 passes, else advisory.
     assert _inactive(Exchange(405, (), b""), Binding.HTTP_JSON) == ([], ["inactive_error_code"])
     assert _inactive(Exchange(400, ECHO, b""), Binding.HTTP_JSON) == (
         ["echo_without_activation"],

@@ -138,7 +138,7 @@ def test_hostile_import_files_give_clear_errors(
 def test_json_lines_that_begin_with_a_blank_line_are_json_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Review finding 3 (decisions "Ledger store" 2: one document, else JSON Lines): the
+    # Review finding 3 (decisions D-STORE-2: one document, else JSON Lines): the
     # first line was taken as is, so a blank first line made the file "one document":
     # every record refused as malformed, or, over 1 MiB, the whole file as too_large.
     good = [signed(record("https://a.example")), signed(record("https://b.example"))]

@@ -4,7 +4,7 @@ A default ``verify`` of an agent with 100 skills on 3 interfaces ends ``consiste
 within the default deadline, behind a default ``proxy --declare`` (the command line, over
 real loopback HTTP) and behind the default ``InterviewMiddleware``. It ended
 ``UNREACHABLE: rate_limited`` before: the run needed more calls than the proxy's default
-rate limit allowed in the verifier's waits (docs/decisions.md "Defaults that fit").
+rate limit allowed in the verifier's waits (docs/decisions.md D-CLI-8, "Defaults that fit").
 """
 
 from __future__ import annotations

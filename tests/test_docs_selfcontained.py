@@ -1,4 +1,4 @@
-"""The repository stands alone (docs/decisions.md, "The repository stands alone").
+"""The repository stands alone (docs/decisions.md D-TEST-1, D-TEST-2).
 
 A clone with nothing beside it: no link, citation or help text in it points outside it.
 The README, ``docs/``, the code and its comments, and the ``--help`` of every command are

@@ -482,7 +482,7 @@ def test_fuzz_trailers_through_the_proxy_over_loopback() -> None:
 
 
 def test_remembered_replies_are_the_core_replies_and_the_memo_is_bounded() -> None:
-    # docs/decisions.md Servers 7: the memo of rpc.jsonrpc changes no reply (PROFILE §3.6:
+    # docs/decisions.md D-SERVE-17: the memo of rpc.jsonrpc changes no reply (PROFILE §3.6:
     # the same request gets the same bytes) and holds at most 512 entries.
     from a2a_interview import rpc
     from a2a_interview.server.asgi import Replies

@@ -509,7 +509,7 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
         ("[fd00::1]", "private"),
         ("not-an-address", "private"),
         # issue 14 finding 10: every IPv6 form that embeds an IPv4 address is judged by
-        # it, the stricter judgement winning (PROFILE §7, docs/decisions.md "Network").
+        # it, the stricter judgement winning (PROFILE §7, docs/decisions.md D-NET-5).
         ("::ffff:0:127.0.0.1", "loopback"),  # IPv4-translated (RFC 2765)
         ("[::ffff:0:7f00:1]", "loopback"),
         ("::ffff:0:a9fe:a9fe", "private"),  # translated metadata service
@@ -531,7 +531,7 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
     ],
 )
 def test_what_counts_as_public(address: str, kind: str) -> None:
-    # docs/decisions.md "Network": IANA's special-purpose registries, embedded v4 judged.
+    # docs/decisions.md D-NET-5: IANA's special-purpose registries, embedded v4 judged.
     assert address_kind(address) == kind
 
 
@@ -606,7 +606,7 @@ async def test_one_private_interface_is_skipped_and_the_other_interviewed() -> N
 
 
 async def test_an_interface_whose_name_resolves_private_is_skipped_as_a_literal_is() -> None:
-    # docs/decisions.md, Network 8: the run ends address_refused only when every
+    # docs/decisions.md D-NET-8: the run ends address_refused only when every
     # interface is refused. A name judged at the connection ended the whole run
     # unreachable, while the same address as a literal was skipped with an advisory.
     def one_named_private(origin: str) -> Any:

@@ -1,116 +1,156 @@
-"""The import graph of ``src/a2a_interview``: no loop (docs/style.md, "The shape").
+"""The tree can be read one part at a time (issue 16): the import graph of ``src/`` has
+no loop, and no source file is over 700 lines but those still being split.
 
-Read from the source with ``ast``, not by importing: every ``import`` and ``from ...
-import`` counts, those inside functions too (a loop broken only by a deferred import is
-still a loop for the reader), resolved to the module of the package they name.
+The graph is read from the source with ``ast``, so what it sees is what a reader sees:
+every ``import`` and ``from ... import`` counts, at module level and inside functions
+alike (a lazy import is still a dependency; it only moves the moment it is paid), and
+under ``if TYPE_CHECKING:`` too (a loop through annotations is a loop for the reader and
+for mypy). ``from pkg import name`` is an edge to ``pkg.name`` when that is a module,
+else to ``pkg`` itself (its ``__init__``). The parent package a submodule's import runs
+first is not counted: Python initialises it before the child, whatever the child imports.
+What ``ast`` cannot see is not counted either: ``cli/__init__.py`` loads the command
+modules by name (``importlib.import_module``) when it builds the parser, after it is
+fully initialised.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
 from pathlib import Path
 
-from needs import ROOT
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "a2a_interview"
 
-PACKAGE = ROOT / "src" / "a2a_interview"
+MAX_LINES = 700
 
-# Loops known on main and removed by issue 16 item 3 (the CLI's shared options, on
-# another branch): tolerated here until that lands, and nothing else is. Delete an entry
-# once its loop is gone.
-TOLERATED = {
-    frozenset({"a2a_interview.cli", "a2a_interview.cli.files"}),
-    frozenset({"a2a_interview.cli.ledger", "a2a_interview.cli.ledger_serve",
-               "a2a_interview.cli.verify"}),
-}  # fmt: skip
+# Files over MAX_LINES today. The list may only shrink: a file leaves it when it is split
+# (or the whole entry when it falls under the bound), and no file joins it.
+OVER_THE_BOUND: dict[str, str] = {
+    # Not yet split (issue 16 names them as the tree's heavy places, after the two above).
+    "verifier/procedure.py": "the procedure, not yet split",
+    "verifier/client.py": "the interviewer's HTTP, not yet split",
+    "checks.py": "every check of the draft's §8, not yet split",
+    # Over the bound but not named by issue 16: to be split by a later issue.
+    "record.py": "the record, its schema members and standing, not yet split",
+    "ledger/store.py": "the ledger's store (SQLite and PostgreSQL), not yet split",
+}
 
 
-def modules(package: Path = PACKAGE) -> dict[str, tuple[Path, bool]]:
-    """Every module of ``package`` by dotted name: its file, and whether it is a package."""
-    found = {}
-    for path in package.rglob("*.py"):
-        parts = list(path.relative_to(package.parent).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules of the package that ``path`` (module ``name``) imports anywhere."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = alias.name
+                while target and target not in modules:  # import a.b.c: the deepest module
+                    target = target.rpartition(".")[0]
+                if target:
+                    found.add(target)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                if submodule in modules:
+                    found.add(submodule)
+                elif source in modules:
+                    found.add(source)
+    found.discard(name)
     return found
 
 
-def graph(found: Mapping[str, tuple[Path, bool]]) -> dict[str, set[str]]:
-    """Each module's imports of other modules of the package."""
-    edges: dict[str, set[str]] = {}
-    for name, (path, is_package) in found.items():
-        here = name if is_package else name.rpartition(".")[0]
-        out: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                out |= {a.name for a in node.names if a.name in found}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
-                for alias in node.names:
-                    submodule = f"{source}.{alias.name}"
-                    if submodule in found:
-                        out.add(submodule)
-                    elif source in found:
-                        out.add(source)
-        out.discard(name)
-        edges[name] = out
-    return edges
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
 
 
-def loops(edges: Mapping[str, set[str]]) -> set[frozenset[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each strongly connected component of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    found: set[frozenset[str]] = set()
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for other in sorted(edges.get(node, ())):
-            if other not in index:
-                visit(other)
-                low[node] = min(low[node], low[other])
-            elif other in on_stack:
-                low[node] = min(low[node], index[other])
-        if low[node] == index[node]:
-            component = set()
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.add(top)
-                if top == node:
-                    break
-            if len(component) > 1:
-                found.add(frozenset(component))
-
-    for node in sorted(edges):
-        if node not in index:
-            visit(node)
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
     return found
 
 
-def test_src_has_no_import_loop() -> None:
-    found = loops(graph(modules()))
-    assert sorted(sorted(loop) for loop in found - TOLERATED) == []
+def test_src_has_no_import_cycle() -> None:
+    # issue 16 item 3: cli/ledger.py, cli/ledger_serve.py and cli/verify.py imported each
+    # other (the shared options now live in cli/options.py), and cli/__init__.py and
+    # cli/files.py did (UsageError now lives in cli/usage.py).
+    assert cycles(import_graph()) == []
 
 
-def test_the_check_itself_finds_loops_deferred_and_relative(tmp_path: Path) -> None:
-    package = tmp_path / "pkg"
-    (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "a.py").write_text("from .sub import b\n")
-    (package / "sub" / "__init__.py").write_text("")
-    (package / "sub" / "b.py").write_text("def f():\n    from ..c import g\n")
-    (package / "c.py").write_text("from pkg import a\n")
-    (package / "d.py").write_text("from . import c\n")
-    assert loops(graph(modules(package))) == {frozenset({"pkg.a", "pkg.sub.b", "pkg.c"})}
+def test_import_graph_finds_a_cycle_through_a_function_level_import() -> None:
+    # The checker itself: a loop closed only by a lazy import is still a loop.
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    modules = _modules()
+    ledger = PACKAGE / "cli" / "ledger.py"
+    assert "a2a_interview.cli.options" in _imports("a2a_interview.cli.ledger", ledger, modules)
+    # cli/ledger.py imports the procedure inside a function only (its worker).
+    assert "a2a_interview.verifier.procedure" in _imports(
+        "a2a_interview.cli.ledger", ledger, modules
+    )
+
+
+def test_src_files_are_at_most_700_lines_but_the_listed_ones() -> None:
+    # issue 16 "Done when": no source file over about 700 lines. The allowlist may only
+    # shrink: an entry whose file is gone or now within the bound must be removed.
+    lines = {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    over = {name for name, count in lines.items() if count > MAX_LINES}
+    assert over - OVER_THE_BOUND.keys() == set(), "new files over the bound"
+    assert OVER_THE_BOUND.keys() - over == set(), "split: remove them from OVER_THE_BOUND"
 
 
 def test_the_proxy_parts_import_only_those_before_them() -> None:
@@ -118,7 +158,7 @@ def test_the_proxy_parts_import_only_those_before_them() -> None:
     # serving; each part readable without those after it.
     order = ["fetch", "headers", "upstream", "passthrough", "front", "serving"]
     prefix = "a2a_interview.server.proxy."
-    edges = graph(modules())
+    edges = import_graph()
     assert sorted(n for n in edges if n.startswith(prefix)) == sorted(prefix + p for p in order)
     for i, part in enumerate(order):
         later = {prefix + p for p in order[i + 1 :]}

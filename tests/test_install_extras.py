@@ -1,4 +1,4 @@
-"""Install piece by piece (docs/decisions.md, "Extras"): the wheel installed without
+"""Install piece by piece (docs/decisions.md D-EXTRAS-1 to D-EXTRAS-3): the wheel installed without
 extras and with each extra alone, each in a fresh venv. Every command's ``--help`` works
 everywhere; one real invocation of every command either works or says, in one line and
 with exit 2, which extra to install. Never a traceback.

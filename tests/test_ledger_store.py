@@ -454,7 +454,7 @@ def test_an_insane_record_is_refused_with_its_reason(
 
 
 def test_interfaces_on_the_agents_host_or_its_subdomains_are_its_own() -> None:
-    # docs/decisions.md (Ledger store, sanity): the card's host, a subdomain, a parent,
+    # docs/decisions.md D-STORE-12 (sanity): the card's host, a subdomain, a parent,
     # www. set aside; ports and schemes may differ.
     from a2a_interview.record import record_sanity
 
@@ -561,7 +561,7 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("started_at", "yesterday <script>", "started_at is not an RFC 3339 time"),
     ("finished_at", "2026-11-29T10:00:00", "finished_at has no time zone"),
     ("finished_at", 1732874400, "finished_at is not an RFC 3339 time"),
-    # Review finding 1 (decisions "Ledger store" 4: RFC 3339 times with a zone): a time
+    # Review finding 1 (decisions D-STORE-4: RFC 3339 times with a zone): a time
     # that leaves datetime's range in UTC was an OverflowError traceback, and ISO 8601
     # spellings RFC 3339 does not have were stored.
     ("started_at", "0001-01-01T00:00:00+01:00", "started_at is not an RFC 3339 time"),

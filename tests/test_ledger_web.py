@@ -300,7 +300,7 @@ async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
 async def test_the_latest_evidence_links_to_the_page_holding_it(
     records: Records, tmp_path: Path
 ) -> None:
-    # Review finding 5 (decisions "Ledger web" 2, interview §8: a later self-run cannot
+    # Review finding 5 (decisions D-WEB-2, interview §8: a later self-run cannot
     # hide a third party's record): "Latest evidence" linked to #record-ID on the page
     # shown, where the record is not once 50 later self-runs push it to page 2.
     evidence = json.loads(records.bodies[2])
@@ -467,7 +467,7 @@ async def test_the_page_reads_the_same_from_postgresql(
 async def test_an_agent_the_store_cannot_hold_is_a_404_on_postgresql(
     postgres_server: Server,
 ) -> None:
-    # Review finding 2 (decisions "Ledger web" 12; a hostile peer): a card URL with NUL
+    # Review finding 2 (decisions D-WEB-12; a hostile peer): a card URL with NUL
     # (%00 in the path) made PostgreSQL refuse the query: a 500, not agent_not_found.
     with Ledger.open(postgres_server.database()) as pg:
         transport = httpx.ASGITransport(app=app(pg))
@@ -503,7 +503,7 @@ class _Down:
 
 
 async def test_a_store_that_cannot_be_read_is_a_fixed_503(client: httpx.AsyncClient) -> None:
-    # Review finding 4 (decisions "Ledger web" 12: every error a fixed answer with a
+    # Review finding 4 (decisions D-WEB-12: every error a fixed answer with a
     # stable code, JSON under /api/): a store that failed mid-request escaped as an
     # exception: Starlette's plain-text 500 and a traceback in the log.
     document = (await client.get("/api/openapi.json")).json()

@@ -321,7 +321,7 @@ def test_the_in_process_layers_are_not_activated_by_a_trailer(stack: str) -> Non
 
 
 def test_a_stock_uvicorn_command_line_can_serve_with_the_bounded_protocol() -> None:
-    # Decisions, Servers 10: under stock uvicorn a trailer lands in scope["headers"];
+    # Decisions D-SERVE-20: under stock uvicorn a trailer lands in scope["headers"];
     # `--http a2a_interview.server.listen:BoundedHttpProtocol` keeps the rule there too.
     app = Recording()
     config = uvicorn.Config(app, http="a2a_interview.server.listen:BoundedHttpProtocol",

@@ -1,6 +1,6 @@
-"""What ``make test`` shows: every skip with its reason (docs/decisions.md, "Interop and
-the test suite": a missing part skips with the reason outside CI, so the reason must be
-seen, not only counted)."""
+"""What ``make test`` shows: every skip with its reason (docs/decisions.md D-TEST-3:
+a missing part skips with the reason outside CI, so the reason must be seen, not only
+counted)."""
 
 from __future__ import annotations
 

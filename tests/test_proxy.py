@@ -672,7 +672,7 @@ def _huge(origin: str) -> dict[str, Any]:
          "terms entry /capabilities/extensions/1/params/proposals/0 "
          "(http://127.0.0.1:{port}/terms/gone.sow.json): fetch failed: the server answered 404"),
         (_huge, ProxyError, "larger than 1048576 bytes"),
-        # Decisions, Proxy 6: an interface URL that does not parse names no path to serve.
+        # Decisions D-PROXY-6: an interface URL that does not parse names no path to serve.
         (_unparseable_interfaces, ProxyError, "no JSONRPC or HTTP+JSON interface"),
     ],
 )  # fmt: skip
@@ -789,7 +789,7 @@ async def test_an_upstream_etag_with_obs_text_is_sent_back_as_received() -> None
 @pytest.mark.anyio
 @pytest.mark.parametrize("location", ["http://[", "//[::1", "http://[zz]/"])
 async def test_a_redirect_to_an_unparseable_location_is_a_proxy_error(location: str) -> None:
-    # Decisions "Proxy and lifecycle" 7 and 9: any breach reading the card is a
+    # Decisions D-PROXY-7 and D-PROXY-9: any breach reading the card is a
     # ProxyError (refusing to start, exit 3); a proposal's is fetch_failed. A Location
     # urljoin cannot parse escaped as a bare ValueError: a traceback at start, a 500 on
     # a card request, a crashed variant load.

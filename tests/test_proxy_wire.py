@@ -469,7 +469,7 @@ def test_card_variants_by_a2a_version_are_each_verified_and_answered_from() -> N
 
 
 def test_the_default_variant_is_asked_for_without_the_clients_a2a_version() -> None:
-    # Decisions "Proxy: deployable in one line" 6: a version that is not a key (not a
+    # Decisions D-PROXY-25: a version that is not a key (not a
     # version, or past MAX_VARIANTS) is the default variant, fetched without the header.
     # The client's header went upstream on every card request, so a version-specific
     # card never matched the default's bytes: a re-verification each time, and one lock
@@ -494,7 +494,7 @@ def test_the_default_variant_is_asked_for_without_the_clients_a2a_version() -> N
 
 
 def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -> None:
-    # Decisions "Proxy: deployable in one line" 6 (a variant that never verified is never
+    # Decisions D-PROXY-25 (a variant that never verified is never
     # served) and the proxy's bounds: every activated request naming such a version made
     # the proxy fetch that card and all its proposals again, before any rate limit. A
     # version the card's interfaces do not list never takes a slot nor a fetch (issue 14
@@ -522,7 +522,7 @@ def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -
 
 
 def test_a_card_request_with_a_body_gets_upstreams_live_card_response() -> None:
-    # Decisions "Proxy: deployable in one line" 7: the card request goes upstream as a
+    # Decisions D-PROXY-26: the card request goes upstream as a
     # GET without the client's body. Its Content-Length went along with no body, the
     # upstream client refused to send that, and the fallback (no live headers) was served.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
@@ -755,7 +755,7 @@ def test_a_gzip_card_is_read_and_served_decoded() -> None:
 
 
 def test_no_free_upstream_connection_in_time_is_503() -> None:
-    # Decisions, Proxy (one line) 10: a bounded wait for an upstream connection.
+    # Decisions D-PROXY-29: a bounded wait for an upstream connection.
     from test_proxy import V1, upstream_running
 
     body = json.dumps({
@@ -977,8 +977,8 @@ def test_the_proxys_502_and_the_last_verified_card_carry_a_date() -> None:
 def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
     upgrade: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Issue 14 finding 10: a WebSocket upgrade was forwarded as a plain GET (decisions:
-    # upgrades are closed), and `Upgrade: h2c` with a body ended in a 500 and a logged
+    # Issue 14 finding 10: a WebSocket upgrade was forwarded as a plain GET (decisions
+    # D-SERVE-22: upgrades are closed), and `Upgrade: h2c` with a body ended in a 500 and a logged
     # traceback.
     with caplog.at_level(logging.INFO), recorder() as up, proxy_served(up.origin, poll=0) as proxy:
         up.forget()

@@ -292,7 +292,7 @@ async def test_ordinary_traffic_never_touches_redis(redis_db: str) -> None:
 async def test_a_store_that_fails_lets_calls_through_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # docs/decisions.md (Serving): a down Redis fails open, logged once, not a 500.
+    # docs/decisions.md D-SERVE-10: a down Redis fails open, logged once, not a 500.
     limiter = RateLimiter("1/minute", f"redis://127.0.0.1:{_free_port()}/0")
     with caplog.at_level("WARNING", logger="a2a_interview.server"):
         assert await limiter.hit("a") is None

@@ -345,7 +345,7 @@ def test_decoded_body_one_layer_of_gzip_or_deflate() -> None:
      ("1", False), ("abc", False), ("", False), ("0.0", False)],
 )  # fmt: skip
 def test_version_negotiation_is_exact_major_minor(requested: str, served: bool) -> None:
-    # PROFILE §3.10 and docs/decisions.md Servers 14: never an answer where a host refuses.
+    # PROFILE §3.10 and docs/decisions.md D-SERVE-24: never an answer where a host refuses.
     versions = rpc.declared_versions(IV.card)
     assert versions == {(1, 0)}
     assert rpc.version_supported(requested, versions) is served

@@ -315,7 +315,7 @@ async def _departing_client(app: Any) -> list[Any]:
 
 
 async def test_a_client_leaving_mid_body_gets_the_sdks_own_handling() -> None:
-    # Decisions, Serving 1: every request not ours is the SDK's, a departed client
+    # Decisions D-SERVE-1: every request not ours is the SDK's, a departed client
     # included; the wrapper raised starlette's ClientDisconnect (a logged 500) instead.
     card = compat_card()
     expected = await _departing_client(plain_app(card))
@@ -358,7 +358,7 @@ async def test_fastapi_app_still_documents_its_routes() -> None:
 
 def test_routes_order_and_groups() -> None:
     # The interview's route comes first, before the SDK's Mount('/{tenant}') and its
-    # JSON-RPC routes, which are passed through as given (decisions, Serving 1).
+    # JSON-RPC routes, which are passed through as given (decisions D-SERVE-1).
     card = compat_card()
     jsonrpc, rest = sdk_routes(card)
     routes = interview_routes(card, jsonrpc_routes=jsonrpc, rest_routes=rest)
@@ -440,8 +440,8 @@ def test_terms_that_do_not_verify_are_refused() -> None:
 
 
 def test_agent_extension_is_offered_never_required() -> None:
-    # interview §3 rule 1: required MUST NOT be true. docs/decisions.md ("The interview
-    # declaration omits required"): the 1.0 card leaves it out, as the proxy's --declare
+    # interview §3 rule 1: required MUST NOT be true. docs/decisions.md (D-VERIFY-37, "The
+    # interview declaration omits required"): the 1.0 card leaves it out, as the proxy's --declare
     # does; only the SDK's own 0.3 compatibility members carry "required": false.
     ext = agent_extension()
     assert (ext.uri, ext.required) == (INTERVIEW_URI, False)

@@ -113,7 +113,7 @@ def test_each_agent_gets_only_its_own_origins_credentials(
 ) -> None:
     # issue 12 "verify-many for real populations": credentials per origin, never sent to
     # another agent: not to another listed origin, not across a redirect, not to an
-    # interface a card names on another origin (docs/decisions.md, Verifier 5 and 32).
+    # interface a card names on another origin (docs/decisions.md D-VERIFY-5 and D-CLI-4).
     from agents import Wrap, honest
 
     for name, value in _TOKENS.items():
@@ -382,7 +382,7 @@ def test_the_summary_counts_then_lists_only_what_was_not_consistent(
 def test_the_credential_kind_names_the_scheme_never_the_value(
     headers: tuple[tuple[str, str], ...], kind: str
 ) -> None:
-    # issue 12 item 7 (docs/decisions.md, Verifier 32c): bearer and API-key runs are
+    # issue 12 item 7 (docs/decisions.md D-CLI-4c): bearer and API-key runs are
     # told apart; no value is kept, and the record stays valid against the schema.
     import jsonschema
 
@@ -402,7 +402,7 @@ def test_the_credential_kind_names_the_scheme_never_the_value(
 
 @pytest.mark.anyio
 async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
-    # issue 12 "Clients" (docs/decisions.md, Verifier 3 and 32d): ask may share the httpx
+    # issue 12 "Clients" (docs/decisions.md D-VERIFY-3 and D-CLI-4d): ask may share the httpx
     # client of an a2a-sdk client; that client following redirects must not make ask
     # follow one to another origin.
     import httpx

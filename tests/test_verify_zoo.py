@@ -97,14 +97,14 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert advised(document) == {("transport", "loopback_http")}
     # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes on the
     # first; on the second, of the same card variant, each question once, its bytes compared
-    # with the first's (docs/decisions.md "Defaults that fit").
+    # with the first's (docs/decisions.md D-CLI-8, "Defaults that fit").
     calls = document["runs"][0]["calls"]
     assert len(calls) == (1 + 2 * 11 + 2) + (1 + 11 + 2)
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
 
 
 async def test_a_bounded_run_says_what_it_left_out() -> None:
-    # A hostile card cannot make one run unbounded (docs/decisions.md, Verifier): what
+    # A hostile card cannot make one run unbounded (docs/decisions.md D-CLI-6): what
     # the bounds leave out is an advisory, never a conflict and never silence.
     document = await interview(honest, max_skills=1, max_interfaces=1)
     assert document["outcome"] == "consistent"
@@ -468,7 +468,7 @@ def _sdk_signed(origin: str, *, ours_too: bool = False) -> Any:
 
 
 async def test_a_signature_not_covering_the_compat_members_is_an_advisory() -> None:
-    # PROFILE §6.3 (decisions "Verifier" 8): a2a-sdk signs without the 0.3 members it
+    # PROFILE §6.3 (decisions D-VERIFY-8): a2a-sdk signs without the 0.3 members it
     # serves; the card verifies under prune-empty and says what the signature leaves out.
     document = await interview(_sdk_signed)
     assert document["outcome"] == "consistent", found(document)

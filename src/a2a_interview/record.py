@@ -15,7 +15,7 @@ display can check a record it did not produce:
   the record without ``signatures``.
 
 The member names, and everything PROFILE leaves open, are written down in
-``docs/decisions.md`` (section "Verifier") and in the JSON Schema shipped at
+``docs/decisions.md`` (part "Record and evidence") and in the JSON Schema shipped at
 ``a2a_interview/schema/result-record.schema.json`` (:func:`schema`).
 """
 
@@ -200,7 +200,7 @@ CredentialKind = Literal["none", "bearer", "basic", "authorization", "header"]
 @dataclass(frozen=True, slots=True)
 class Credentials:
     """``credentials``: which kind of credentials the runner sent to the agent's origin,
-    never their values (docs/decisions.md, Verifier, "The record"). ``kind`` is ``none``
+    never their values (docs/decisions.md D-CLI-4c). ``kind`` is ``none``
     (nothing sent), ``bearer`` / ``basic`` (an ``Authorization`` header of that scheme),
     ``authorization`` (another scheme) or ``header`` (only other headers, such as an API
     key's); ``headers`` the names sent, lowercased and sorted."""
@@ -459,7 +459,7 @@ def _site(host: str) -> str:
 def _same_agent(call: str, agent: str) -> bool:
     """Whether an interface host can belong to the agent whose card is on ``agent``:
     the same host, or one a subdomain of the other (``www.`` set aside), per
-    ``docs/decisions.md`` ("Ledger store", sanity)."""
+    ``docs/decisions.md`` D-STORE-12 (sanity)."""
     a, b = _site(call), _site(agent)
     return a == b or a.endswith("." + b) or b.endswith("." + a)
 

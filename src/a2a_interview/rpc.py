@@ -38,7 +38,7 @@ from .spec import (
     VERSION_HEADER,
 )
 
-# The largest body answered (docs/decisions.md, Servers): an interview call is a few
+# The largest body answered (docs/decisions.md D-SERVE-12): an interview call is a few
 # hundred bytes. A larger activated body is still judged (PROFILE §3.9), without a parse.
 MAX_REQUEST_BYTES = 64 * 1024
 JSON_CONTENT_TYPE = "application/json"

@@ -52,7 +52,7 @@ DEFAULT_A2A_VERSION: Final = "0.3"
 # PROFILE §3.9: content codings an activated body may carry (one layer, any case).
 ACCEPTED_CODINGS: Final[frozenset[str]] = frozenset({"gzip", "x-gzip", "deflate"})
 
-# Serving bounds (docs/decisions.md, Servers): the largest activated body a server layer
+# Serving bounds (docs/decisions.md D-SERVE-12): the largest activated body a server layer
 # reads to judge it; past it an activated request at an interview path is refused.
 MAX_JUDGED_BYTES: Final = 10 * 1024 * 1024
 
@@ -71,7 +71,7 @@ FAILURES_IN_A_ROW: Final = 3  # transport failures or non-protocol answers: aban
 
 # PROFILE §7: the serving layers' default rate limit per client, sized with the verifier's
 # defaults so that one default verify of 100 skills on 3 interfaces (about 830 calls) or of
-# 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md).
+# 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md D-CLI-8).
 DEFAULT_RATE_LIMIT: Final = "1200/minute"
 
 # Agent SoW §6: the provider signature's domain separator.

@@ -71,6 +71,6 @@ def test_declare_in_front_of_the_undeclared_03_agent_is_consistent(
         served = httpx.get(public + "/.well-known/agent-card.json").json()
     assert (code, record["outcome"], conflicts(record)) == (0, "consistent", [])
     entries = [e for e in served["capabilities"]["extensions"] if e["uri"] == INTERVIEW_URI]
-    # docs/decisions.md: the declaration --declare writes omits required (false).
+    # docs/decisions.md D-VERIFY-37: the declaration --declare writes omits required (false).
     assert entries == [{"uri": INTERVIEW_URI}]
     assert served["url"].startswith(public)

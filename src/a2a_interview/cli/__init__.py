@@ -26,14 +26,29 @@ from collections.abc import Callable, Sequence
 
 from ..errors import InterviewError
 from . import extras
+from .files import read_input, write_atomic
+from .usage import (
+    EXIT_FAILED,
+    EXIT_NOT_OFFERED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    UsageError,
+)
 
-__all__ = ["UsageError", "build_parser", "entry", "main", "read_input", "write_atomic"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_NOT_OFFERED = 4
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_NOT_OFFERED",
+    "EXIT_OK",
+    "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+    "entry",
+    "main",
+    "read_input",
+    "write_atomic",
+]
 
 # Command modules, in --help order. Each defines register(subparsers).
 _GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger")
@@ -54,14 +69,6 @@ repository. The drafts: the interview draft §N,
 https://agentsow.com/extensions/a2a-interview/v1; terms §N, the terms extension,
 https://agentsow.com/extensions/a2a-terms/v1; A2A §N, the A2A 1.0 specification,
 https://a2a-protocol.org/latest/specification/."""
-
-
-class UsageError(Exception):
-    """Raised by a command for bad input it can explain in one line (exit 2)."""
-
-
-# The helpers every command reads and writes files with; below UsageError, which they raise.
-from .files import read_input, write_atomic  # noqa: E402
 
 
 def serve_until_stopped(host: str, port: int, start: Callable[[], None]) -> int:

@@ -2,7 +2,7 @@
 
 The base install runs the commands most people start with (``verify``, ``ask``,
 ``verify-many``, ``card``, ``proposal``, ``keygen``, ``answer``, ``record``); the others
-need one extra each (docs/decisions.md, "Extras"; the README's table):
+need one extra each (docs/decisions.md D-EXTRAS-1 to D-EXTRAS-3; the README's table):
 
     demo, demo serve                     sdk     (a2a-sdk, and the server parts)
     proxy                                server

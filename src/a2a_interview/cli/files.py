@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from ..spec import MAX_DOCUMENT_BYTES
-from . import UsageError
+from .usage import UsageError
 
 __all__ = ["MAX_INPUT_BYTES", "check_output", "open_atomic", "read_input", "write_atomic"]
 

@@ -20,21 +20,30 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from ..spec import MAX_DOCUMENT_BYTES
-from . import EXIT_FAILED, EXIT_OK, UsageError
+from .options import (
+    add_network,
+    add_procedure,
+    add_runner,
+    add_runners_option,
+    add_store_option,
+    load_runners,
+    open_store,
+    positive,
+    verify_options,
+)
+from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
 EXIT_INTERRUPTED: Final = 130  # as main's for Ctrl-C
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, StoredRecord
     from ..ledger.runners import Runners
-
-STORE_ENV: Final = "A2A_INTERVIEW_STORE"
 
 LEDGER_EPILOG = """\
 examples (one machine, SQLite):
@@ -97,64 +106,6 @@ def _seconds(text: str) -> float:
     if not 0.1 <= value <= 86400:
         raise argparse.ArgumentTypeError("between 0.1 and 86400 seconds")
     return value
-
-
-def default_store() -> str:
-    from ..ledger import DEFAULT_STORE
-
-    return os.environ.get(STORE_ENV) or DEFAULT_STORE
-
-
-def add_store_option(parser: argparse.ArgumentParser | Any, *, default: bool = True) -> None:
-    """``--store URL`` (``verify`` and ``verify-many`` take it without a default)."""
-    help_text = (
-        "the ledger: sqlite:///PATH or a file path, or postgresql://USER@HOST/DB "
-        f"(default ${STORE_ENV}, else a2a-interview-ledger.db)"
-        if default
-        else "also keep the record(s) in this ledger (sqlite:///PATH, a file path, "
-        "or postgresql://USER@HOST/DB)"
-    )
-    parser.add_argument("--store", metavar="URL", default=None, help=help_text)
-
-
-def open_store(url: str | None, *, reading: bool = False) -> Ledger:
-    """The ledger at ``url`` (or the default), migrated. Raises ``LedgerError`` (exit 2
-    through ``main``) and ``ImportError`` naming the extra. ``reading`` (``list``,
-    ``show``, ``export``): with no store given and none configured, a usage error naming
-    the default rather than a new empty file (issue 13 finding 8)."""
-    from ..ledger import DEFAULT_STORE, Ledger
-
-    configured = url is not None or os.environ.get(STORE_ENV)
-    if reading and not configured and not Path(DEFAULT_STORE).exists():
-        raise UsageError(
-            f"no store: give --store URL or set ${STORE_ENV} (the default, "
-            f"./{DEFAULT_STORE}, does not exist here)"
-        )
-    return Ledger.open(url if url is not None else default_store())
-
-
-def keep(ledger: Ledger, records: Sequence[Any]) -> int:
-    """Add the records ``verify``/``verify-many`` made; returns how many were refused
-    (each named on stderr). Each is the line ``verify-many`` printed (``str`` or
-    ``bytes``, stored as it is) or the record's JSON value (stored compact, as
-    ``verify-many`` prints it)."""
-    from ..ledger import RecordRefused
-
-    refused = 0
-    for item in records:
-        if isinstance(item, str):
-            body = item.encode("utf-8")
-        elif isinstance(item, bytes):
-            body = item
-        else:
-            body = json.dumps(item, ensure_ascii=False).encode("utf-8")
-        try:
-            ledger.add(body)
-        except RecordRefused as exc:
-            refused += 1
-            print(f"a2a-interview: record not stored: {exc.reason} [{exc.code}]",
-                  file=sys.stderr)  # fmt: skip
-    return refused
 
 
 # ---------------------------------------------------------------------------------------
@@ -235,29 +186,6 @@ def _when(moment: datetime) -> str:
     from ..record import rfc3339
 
     return rfc3339(moment)
-
-
-def add_runners_option(parser: argparse.ArgumentParser | Any) -> None:
-    """``--runners FILE`` (``ledger list/show/serve``): the operator's trusted runner keys."""
-    parser.add_argument(
-        "--runners", metavar="FILE", default=None,
-        help='trusted runner keys with the names you give them: {"runners": [{"key": '
-        '"U...", "name": "..."}]}; a result by a key not listed is shown by its key\'s '
-        "fingerprint, its self-declared name marked as such (docs/profile.md §8)",
-    )  # fmt: skip
-
-
-def load_runners(path: str | None) -> Runners:
-    """The runners list of ``--runners`` (none: an empty list). Raises ``UsageError``."""
-    from ..ledger.runners import NO_RUNNERS, BadRunners, read_runners
-    from .files import read_input
-
-    if path is None:
-        return NO_RUNNERS
-    try:
-        return read_runners(read_input(path, "runners file"))
-    except BadRunners as exc:
-        raise UsageError(f"--runners {path!r}: {exc} [{exc.code}]") from None
 
 
 def summary(stored: StoredRecord, runners: Runners | None = None) -> dict[str, Any]:
@@ -489,9 +417,8 @@ def _worker(args: argparse.Namespace) -> int:
 
     from ..ledger.jobs import WorkerSettings, run_worker
     from ..verifier.procedure import failed_record, verify
-    from .verify import _options
 
-    options = _options(args)  # --deadline and --allow-private included, as verify-many
+    options = verify_options(args)  # --deadline and --allow-private included, as verify-many
 
     async def interview(url: str) -> bytes:
         try:
@@ -551,8 +478,6 @@ def _worker(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``ledger`` (with its subcommands) and ``worker``."""
-    from .verify import _add_procedure, _add_runner, _positive
-
     formatter = argparse.RawDescriptionHelpFormatter
     ledger = subparsers.add_parser(
         "ledger",
@@ -635,13 +560,11 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--json", action="store_true",
                         help="one JSON line per stored record on stdout")  # fmt: skip
     run = worker.add_argument_group("worker")
-    run.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+    run.add_argument("--concurrency", type=positive, default=4, metavar="N",
                      help="jobs run at once (default 4)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip
-    from .verify import _add_network
-
-    _add_network(worker, "each agent's whole procedure")  # the same as verify-many
+    add_network(worker, "each agent's whole procedure")  # the same as verify-many
     run.add_argument("--heartbeat", type=_seconds, default=10.0, metavar="S",
                      help="seconds between this worker's heartbeats (default 10)")  # fmt: skip
     run.add_argument("--stalled-after", type=_seconds, default=60.0, metavar="S",
@@ -649,7 +572,7 @@ def register(subparsers: Any) -> None:
                      "(default 60)")  # fmt: skip
     run.add_argument("--recover-every", type=_seconds, default=30.0, metavar="S",
                      help="seconds between looks for dead workers' jobs (default 30)")  # fmt: skip
-    _add_runner(worker)
-    _add_procedure(worker)
+    add_runner(worker)
+    add_procedure(worker)
     worker.set_defaults(run=_worker)
     ledger.set_defaults(run=lambda _: (ledger.print_help(sys.stderr), 2)[1])

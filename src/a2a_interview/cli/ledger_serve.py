@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import serve_until_stopped
+from .options import add_runners_option, load_runners, open_store
 
 EPILOG = """\
 examples:
@@ -29,7 +30,6 @@ at /api/openapi.json."""
 
 def run_serve(args: argparse.Namespace) -> int:
     from ..ledger.web import serve
-    from .ledger import load_runners, open_store
 
     runners = load_runners(args.runners)
 
@@ -55,8 +55,6 @@ def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> Non
         epilog=EPILOG,
     )
     add_store_option(p)
-    from .ledger import add_runners_option
-
     add_runners_option(p)
     p.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080; 0: a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")

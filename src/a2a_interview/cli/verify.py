@@ -16,29 +16,38 @@ import argparse
 import io
 import json
 import os
-import re
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
-from ..cardsig import READINGS
-from ..spec import MAX_INTERFACES, MAX_REQUESTS
-from . import (
+from .files import check_output, open_atomic, read_input, write_atomic
+from .options import (
+    add_credentials,
+    add_network,
+    add_procedure,
+    add_runner,
+    add_store_option,
+    credential_headers,
+    deadline,
+    keep,
+    open_store,
+    parse_header,
+    positive,
+    read_jwks,
+    seconds,
+    verify_options,
+)
+from .usage import (
     EXIT_FAILED,
     EXIT_NOT_OFFERED,
     EXIT_OK,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     UsageError,
-    read_input,
-    write_atomic,
 )
-from .files import check_output, open_atomic
-from .ledger import add_store_option, keep, open_store
 
 OUTCOME_EXIT: Final[dict[str, int]] = {
     "consistent": EXIT_OK,
@@ -47,13 +56,6 @@ OUTCOME_EXIT: Final[dict[str, int]] = {
     "unreachable": EXIT_UNREACHABLE,
     "not_offered": EXIT_NOT_OFFERED,
 }
-_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-# Headers the verifier sets itself: a user value would change what is being tested.
-_RESERVED: Final = frozenset(
-    {"a2a-extensions", "x-a2a-extensions", "a2a-version", "content-type", "content-length",
-     "host", "transfer-encoding", "accept-encoding"}
-)  # fmt: skip
-
 VERIFY_EPILOG = """\
 examples:
   a2a-interview verify https://agent.example
@@ -123,148 +125,6 @@ def _url(text: str) -> str:
     return text
 
 
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition(":")
-    name, value = name.strip(), value.strip()
-    if not sep or not _TOKEN.fullmatch(name):
-        raise UsageError("--header takes NAME:VALUE with a valid header name")
-    if any(c in value for c in "\r\n\0"):
-        raise UsageError("a --header value must not contain line breaks")
-    if name.lower() in _RESERVED:
-        raise UsageError(f"--header {name} is set by the verifier itself")
-    return name, value
-
-
-def _credentials(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
-    headers = [_header(h) for h in args.header or ()]
-    if args.bearer_env:
-        token = os.environ.get(args.bearer_env, "")
-        if not token:
-            raise UsageError(f"environment variable {args.bearer_env} is not set or empty")
-        if any(c in token for c in "\r\n\0"):
-            raise UsageError(f"environment variable {args.bearer_env} holds a line break")
-        headers.append(("Authorization", f"Bearer {token}"))
-    return tuple(headers)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number of seconds") from None
-    if not 0 <= value <= 3600:
-        raise argparse.ArgumentTypeError("between 0 and 3600 seconds")
-    return value
-
-
-def _deadline(text: str) -> float | None:
-    """Seconds for one agent's whole run, 0 meaning none."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number of seconds") from None
-    if not 0 <= value <= 86400:
-        raise argparse.ArgumentTypeError("between 0 (none) and 86400 seconds")
-    return value or None
-
-
-def _add_network(parser: argparse.ArgumentParser, what: str) -> None:
-    group = parser.add_argument_group("network")
-    group.add_argument(
-        "--deadline", type=_deadline, default=120.0, metavar="S",
-        help=f"seconds for {what}, waits included; then it ends unreachable "
-        "(reason deadline; default 120, 0: none)",
-    )  # fmt: skip
-    group.add_argument(
-        "--allow-private", action="store_true",
-        help="also connect to addresses that are not public (10.x, 169.254.x, fd00::/8, "
-        "...); loopback is allowed anyway when URL itself is loopback",
-    )  # fmt: skip
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer") from None
-    if not 1 <= value <= 1024:
-        raise argparse.ArgumentTypeError("between 1 and 1024")
-    return value
-
-
-def _add_runner(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("who ran it (docs/profile.md §8)")
-    group.add_argument(
-        "--as", dest="party", choices=("self", "platform", "third_party"),
-        default="third_party",
-        help="the runner's party (default third_party); a self-run result is a claim",
-    )  # fmt: skip
-    group.add_argument("--name", default="anonymous", help="the runner's name in the record")
-    group.add_argument(
-        "--runner-key", metavar="SEED",
-        help="the runner's nkey seed (SU...), or a file holding it: signs the record",
-    )  # fmt: skip
-
-
-def _limit(text: str) -> int | None:
-    """A count bound: a whole number, 0 meaning none."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("a bound is 0 (none) or more")
-    return value or None
-
-
-def _add_procedure(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("procedure")
-    group.add_argument(
-        "--churn-delay", type=_seconds, default=2.0, metavar="S",
-        help="seconds before the re-run that follows a conflict (default 2)",
-    )  # fmt: skip
-    group.add_argument(
-        "--require-signature", action="store_true",
-        help="an unsigned card, or one whose key is unavailable, is a conflict",
-    )  # fmt: skip
-    group.add_argument(
-        "--reading", choices=READINGS,
-        help="accept the card signature under this reading only "
-        "(docs/profile.md §6.3; default: any)",
-    )  # fmt: skip
-    group.add_argument(
-        "--timeout", type=_seconds, default=10.0, metavar="S",
-        help="time bound of each HTTP exchange (default 10)",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-skills", type=_limit, default=256, metavar="N",
-        help="ask the selectors of at most N skills; the rest is an advisory "
-        "(default 256; 0: all)",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-interfaces", type=_limit, default=MAX_INTERFACES, metavar="N",
-        help=f"interview at most N interfaces, never more than {MAX_INTERFACES} "
-        f"(docs/profile.md §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
-    )  # fmt: skip
-    group.add_argument(
-        "--max-requests", type=_limit, default=MAX_REQUESTS, metavar="N",
-        help="the request budget of one run: past it the run ends unreachable "
-        f"(reason request_budget; default {MAX_REQUESTS}, 0: none)",
-    )  # fmt: skip
-
-
-def _add_credentials(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("credentials (sent to the URL's own origin only)")
-    group.add_argument(
-        "--header", action="append", metavar="NAME:VALUE",
-        help="a request header, e.g. 'Authorization: Bearer ...' (repeatable)",
-    )  # fmt: skip
-    group.add_argument(
-        "--bearer-env", metavar="VAR",
-        help="send 'Authorization: Bearer $VAR' (the token stays out of your shell history)",
-    )  # fmt: skip
-
-
 def register(subparsers: Any) -> None:
     """Add ``verify``, ``ask`` and ``verify-many``."""
     formatter = argparse.RawDescriptionHelpFormatter
@@ -283,15 +143,15 @@ def register(subparsers: Any) -> None:
     out.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per check)")
     out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     add_store_option(out, default=False)
-    _add_runner(verify)
+    add_runner(verify)
     keys = verify.add_argument_group("card keys (docs/profile.md §6.4)")
     keys.add_argument(
         "--jwks", metavar="FILE",
         help="pin the card's keys (a JWK Set file); else its same-origin jku is fetched",
     )  # fmt: skip
-    _add_procedure(verify)
-    _add_network(verify, "the whole procedure")
-    _add_credentials(verify)
+    add_procedure(verify)
+    add_network(verify, "the whole procedure")
+    add_credentials(verify)
     verify.set_defaults(run=_verify)
 
     ask = subparsers.add_parser(
@@ -308,10 +168,10 @@ def register(subparsers: Any) -> None:
     ask.add_argument("question", metavar="QUESTION", choices=QUESTIONS,
                      help="one of: " + ", ".join(QUESTIONS))  # fmt: skip
     ask.add_argument("--skill", help="the skill selector (usage and terms only)")
-    ask.add_argument("--timeout", type=_seconds, default=10.0, metavar="S",
+    ask.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
                      help="time bound of each HTTP exchange (default 10)")  # fmt: skip
-    _add_network(ask, "the card and the question")
-    _add_credentials(ask)
+    add_network(ask, "the card and the question")
+    add_credentials(ask)
     ask.set_defaults(run=_ask)
 
     many = subparsers.add_parser(
@@ -323,16 +183,16 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
-    many.add_argument("--concurrency", type=_positive, default=16, metavar="N",
+    many.add_argument("--concurrency", type=positive, default=16, metavar="N",
                       help="agents under way at once in each worker (default 16)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
-    many.add_argument("--agent-timeout", type=_deadline, dest="deadline",
+    many.add_argument("--agent-timeout", type=deadline, dest="deadline",
                       default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip
     many.add_argument("--out", metavar="FILE", help="write the JSON Lines here (default stdout)")
-    many.add_argument("--workers", type=_positive, default=None, metavar="N",
+    many.add_argument("--workers", type=positive, default=None, metavar="N",
                       help="processes, each verifying --concurrency agents at once "
                       "(default: one per core, at most 8; fewer for short lists)")  # fmt: skip
-    many.add_argument("--per-origin", type=_positive, default=4, metavar="N",
+    many.add_argument("--per-origin", type=positive, default=4, metavar="N",
                       help="agents of one origin under way at once, all workers "
                       "together (default 4)")  # fmt: skip
     many.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -340,76 +200,20 @@ def register(subparsers: Any) -> None:
                       help="list every agent in the summary, not only those that were not "
                       "consistent")  # fmt: skip
     add_store_option(many, default=False)
-    _add_runner(many)
+    add_runner(many)
     keys = many.add_argument_group("card keys (docs/profile.md §6.4)")
     keys.add_argument(
         "--jwks", metavar="FILE",
         help="pin the cards' keys (a JWK Set file); else each card's same-origin jku",
     )  # fmt: skip
-    _add_procedure(many)
-    _add_network(many, "each agent's whole procedure")
+    add_procedure(many)
+    add_network(many, "each agent's whole procedure")
     creds = many.add_argument_group("credentials (each origin's sent to that origin only)")
     creds.add_argument(
         "--credentials", metavar="FILE",
         help="a JSON object from origins to headers or token variables (see below)",
     )  # fmt: skip
     many.set_defaults(run=_verify_many)
-
-
-def _seed(value: str | None) -> str | None:
-    # PROFILE §9: --runner-key SEED; a file holding it keeps it out of shell history.
-    if value is None:
-        return None
-    from ..errors import KeyFormatError
-    from ..nkeys import private_key
-
-    if value.startswith("SU") and not Path(value).is_file():
-        seed, named = value, "--runner-key"  # never echo the seed itself
-    else:
-        seed = read_input(value, "runner key").decode("ascii", "replace").strip()
-        named = f"runner key {value!r}"
-    try:
-        private_key(seed)
-    except KeyFormatError:
-        raise UsageError(f"{named} is not an nkey seed (SU...)") from None
-    return seed
-
-
-def _jwks(path: str | None) -> tuple[Any, ...] | None:
-    """The keys of ``--jwks FILE`` (PROFILE §6.4: pinned), or ``None``."""
-    if not path:
-        return None
-    from ..cardsig import jwks_from_json
-    from ..errors import KeyFormatError
-
-    try:
-        return tuple(jwks_from_json(read_input(path, "JWK Set")))
-    except KeyFormatError as exc:
-        raise UsageError(f"--jwks {path!r}: {exc}") from None
-
-
-def _options(args: argparse.Namespace, **extra: Any) -> Any:
-    from ..cardsig import READINGS
-    from ..verifier.client import ClientOptions
-    from ..verifier.procedure import VerifyOptions
-
-    headers = _credentials(args) if hasattr(args, "header") else ()
-    return VerifyOptions(
-        party=args.party,
-        name=args.name,
-        runner_seed=_seed(args.runner_key),
-        readings=(args.reading,) if args.reading else READINGS,
-        require_signature=args.require_signature,
-        churn_delay=args.churn_delay,
-        client=ClientOptions(
-            timeout=args.timeout, headers=headers, allow_private=args.allow_private
-        ),
-        total_timeout=args.deadline,
-        max_skills=args.max_skills,
-        max_interfaces=args.max_interfaces,
-        max_requests=args.max_requests,
-        **extra,
-    )
 
 
 def _pretty(document: Any) -> bytes:
@@ -444,14 +248,14 @@ def _verify(args: argparse.Namespace) -> int:
     for path, option in ((args.record, "--record"), (args.junit, "--junit")):
         if path:
             check_output(path, option)  # refused before the run, not after it
-    jwks = _jwks(args.jwks)
+    jwks = read_jwks(args.jwks)
     progress: Callable[[str], None] | None = None
     if args.verbose:
 
         def progress(stage: str) -> None:
             print(f"a2a-interview: {stage}", file=sys.stderr)
 
-    options = _options(args, jwks=jwks, progress=progress)
+    options = verify_options(args, jwks=jwks, progress=progress)
     ledger = open_store(args.store) if args.store else None  # a bad store fails first
     try:
         record = anyio.run(lambda: verify(url, options))
@@ -490,7 +294,7 @@ def _ask(args: argparse.Namespace) -> int:
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
         raise UsageError("--skill applies to usage and terms only")
     options = ClientOptions(
-        timeout=args.timeout, headers=_credentials(args), allow_private=args.allow_private
+        timeout=args.timeout, headers=credential_headers(args), allow_private=args.allow_private
     )
     try:
         result = anyio.run(
@@ -619,7 +423,7 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], tuple[tuple[str, 
                 if not isinstance(value, str):
                     raise UsageError(f"{where}: a header value is a string")
                 try:
-                    headers.append(_header(f"{name}:{value}"))
+                    headers.append(parse_header(f"{name}:{value}"))
                 except UsageError as exc:
                     raise UsageError(f"{where}: {exc}") from None
         names = [n.lower() for n, _ in headers]
@@ -706,7 +510,7 @@ def _verify_many(args: argparse.Namespace) -> int:
     urls = _read_urls(args.file)
     workers = args.workers or default_workers()
     credentials = _read_credentials(args.credentials) if args.credentials else {}
-    options = _options(args, jwks=_jwks(args.jwks))
+    options = verify_options(args, jwks=read_jwks(args.jwks))
     ledger = open_store(args.store) if args.store else None  # a bad store fails first
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()

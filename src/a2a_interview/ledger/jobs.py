@@ -4,7 +4,7 @@
 ``run_worker`` runs them: each job interviews the agent and adds the record to the
 ledger. Any number of workers on any number of machines share the one database.
 
-Exactly once, when a worker dies (docs/decisions.md, "Ledger store"):
+Exactly once, when a worker dies (docs/decisions.md D-STORE-9):
 
 - a job's record is stored with the job's key (``job:<procrastinate id>``) under a
   unique constraint, and a job first looks for a record under its key: a job that
@@ -161,7 +161,7 @@ class WorkerSettings:
     verifier: Verifier
     concurrency: int = 4
     heartbeat: float = 10.0
-    stalled_after: float = 60.0  # the command line's defaults (docs/decisions.md)
+    stalled_after: float = 60.0  # the command line's defaults (docs/decisions.md D-STORE-9)
     recover_every: float = 30.0
     once: bool = False
     name: str | None = None

@@ -2,7 +2,7 @@
 
 SQLAlchemy Core on SQLite (a file, the default) or PostgreSQL (psycopg 3); the schema
 is versioned by Alembic, whose migrations ship in ``a2a_interview/ledger/migrations``
-and run when a store is opened (``docs/decisions.md``, "Ledger store").
+and run when a store is opened (``docs/decisions.md`` D-STORE-1).
 
 What a record row keeps, and why:
 

@@ -53,7 +53,7 @@ class RateLimiter:
 
         A store that fails (Redis down) lets the call through and logs once until it
         recovers: rate limiting is the draft's SHOULD, answering is the extension's
-        point, and an answer costs a lookup (docs/decisions.md).
+        point, and an answer costs a lookup (docs/decisions.md D-SERVE-10).
         """
         try:
             for item in self.limits:

@@ -125,8 +125,8 @@ class Limiter(Protocol):
 def agent_extension(description: str = DESCRIPTION) -> AgentExtension:
     """The card's ``AgentExtension`` declaring the interview (interview §3).
 
-    It leaves ``required`` unset (docs/decisions.md, "The interview declaration omits
-    required"): its default, false, is what interview §3 rule 1 asks (offered, never
+    It leaves ``required`` unset (docs/decisions.md D-VERIFY-37, "The interview declaration
+    omits required"): its default, false, is what interview §3 rule 1 asks (offered, never
     imposed), and ``false`` is what a 1.0 card cannot spell anyway (the SDK drops it). An
     a2a-sdk host with a 0.3 interface still serves ``"required": false`` on every
     extension: the SDK's own 0.3 compatibility members. Append it to

@@ -437,7 +437,7 @@ class _Procedure:
         # Answers are compared across the interfaces that share a card variant; the
         # first interface of a variant is asked every question twice (determinism), the
         # others once, their bytes compared with the first's (the same check: PROFILE §7,
-        # docs/decisions.md "Defaults that fit").
+        # docs/decisions.md D-CLI-8, "Defaults that fit").
         answers: dict[tuple[str, str, str | None], tuple[str, bytes]] = {}
         asked_twice: set[str] = set()
         interviewed = 0

@@ -225,7 +225,7 @@ class Upstream:
             extensions = capabilities.setdefault("extensions", [])
             if not isinstance(extensions, list):
                 raise DeclarationError("the upstream card's extensions is not a list")
-            # docs/decisions.md: the declaration omits required (false by default).
+            # docs/decisions.md D-VERIFY-37: the declaration omits required (false by default).
             extensions.append({"uri": INTERVIEW_URI})
             changed = True
         if public is None:

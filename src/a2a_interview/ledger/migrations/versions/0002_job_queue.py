@@ -3,7 +3,7 @@ one migration tool owns the whole database (procrastinate's documented way when 
 application has its own migrations). SQLite has no job queue: nothing to do there.
 
 Upgrading procrastinate past the pinned minor means adding a revision that applies its
-migration files from ``procrastinate/sql/migrations`` (docs/decisions.md).
+migration files from ``procrastinate/sql/migrations`` (docs/decisions.md D-STORE-8).
 
 Revision ID: 0002
 Revises: 0001
