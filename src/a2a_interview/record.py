@@ -135,6 +135,31 @@ STANDING_WHY: Final[Mapping[StandingReason, str]] = {
 
 # PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
 # (selective honesty: conduct is reputation's territory).
+# agent.name: the name the agent's card gives itself, at most this many characters.
+# Peer text, shown escaped, never the agent's identity (its card URL is).
+MAX_AGENT_NAME: Final = 200
+
+
+def card_name(card: Any) -> str | None:
+    """What a record's ``agent.name`` holds for ``card``: the card's ``name`` when it is
+    a non-empty string, cut at :data:`MAX_AGENT_NAME` characters, NUL characters
+    replaced by U+FFFD (no store could hold them); ``None`` otherwise."""
+    name = card.get("name") if isinstance(card, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    return name[:MAX_AGENT_NAME].replace("\x00", "\ufffd")
+
+
+def agent_name(record: Any) -> str | None:
+    """The record's ``agent.name`` (PROFILE §8 allows added members) when it is a
+    non-empty string of at most :data:`MAX_AGENT_NAME` characters without NUL, else
+    ``None``: a name is peer text the card gave itself, never who the agent is."""
+    name = member_at(record, "agent", "name")
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_AGENT_NAME or "\x00" in name:
+        return None
+    return name
+
+
 DOES_NOT_ESTABLISH: Final[tuple[str, ...]] = (
     "the agent's competence at its skills",
     "the agent's conduct outside these calls",
@@ -342,6 +367,8 @@ class ResultRecord:
     # agent.listed_keys: keys the agent merely lists (its JWKS, an unverified kid, a
     # proposal's unverified signer); informational, never affecting standing.
     listed_keys: tuple[str, ...] = ()
+    # agent.name: the card's own name (card_name), None when no card was read.
+    agent_name: str | None = None
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -374,6 +401,8 @@ class ResultRecord:
                 ),
                 "keys": sorted(set(self.agent_keys)),
                 "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
+                # agent.name: the card's own name (peer text, never the identity)
+                **({"name": self.agent_name} if self.agent_name is not None else {}),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",

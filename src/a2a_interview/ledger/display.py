@@ -39,6 +39,7 @@ from typing import Any, Final, Literal
 from ..record import (
     DOES_NOT_ESTABLISH,
     STANDING_WHY,
+    agent_name,
     member_at,
     standing_reason,
     verify_record_signature,
@@ -225,11 +226,15 @@ class Row:
     card_reading: str | None
     started_at: str
     finished_at: str
+    # agent.name as the card names itself (record.agent_name): peer text, never the
+    # agent's identity (its card URL is); None when the record names none.
+    agent_name: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "card_url": self.card_url,
+            "agent_name": self.agent_name,
             "outcome": self.outcome,
             "outcome_label": self.outcome_label,
             "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
@@ -294,6 +299,7 @@ def row(
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),
         finished_at=times[1] if times else _text(document.get("finished_at")),
+        agent_name=agent_name(document),
     )
 
 
@@ -306,7 +312,8 @@ def column_row(
 ) -> Row:
     """The display line of a stored record from the columns the store kept when it was
     written (``outcome``, ``party``, ``runner_name``, ``runner_key``, ``signature``,
-    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``), without
+    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``,
+    ``agent_name``), without
     reading its bytes: what a list shows (PROFILE §8: the standing was computed from the
     bytes by the same function, and is refreshed when that function changes). A record
     shown in full is read by :func:`row` instead."""
@@ -347,6 +354,7 @@ def column_row(
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0],
         finished_at=times[1],
+        agent_name=agent_name({"agent": {"name": columns.get("agent_name")}}),
     )
 
 

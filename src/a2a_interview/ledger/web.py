@@ -260,7 +260,7 @@ ROW_CACHE: Final = 20_000
 TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
 
 _KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
-                "standing_reason", "card_signature", "card_reading")  # fmt: skip
+                "standing_reason", "card_signature", "card_reading", "agent_name")  # fmt: skip
 
 
 def _columns_of(record: Any) -> dict[str, Any]:
@@ -459,6 +459,7 @@ class _Pages:
         agents = [
             {
                 "card_url": a["row"].card_url,
+                "name": a["row"].agent_name,  # as the card names itself; never identity
                 "href": f"/api/agents/{a['ref']}",
                 "results": a["count"],
                 "latest": a["row"].to_json(),
@@ -479,6 +480,7 @@ class _Pages:
         return _json(
             {
                 "card_url": view.latest.card_url,
+                "name": view.latest.agent_name,  # as the card names itself; never identity
                 "latest": view.latest.to_json(),
                 "latest_evidence": view.evidence.to_json() if view.evidence else None,
                 "conflicts": [c.to_json() for c in view.conflicts],
