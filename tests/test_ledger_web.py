@@ -48,7 +48,7 @@ pytestmark = pytest.mark.anyio
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'"
+    "form-action 'self'; frame-ancestors 'none'"
 )
 
 

@@ -62,12 +62,13 @@ __all__ = ["CSP", "MAX_PER_PAGE", "PAGE_SIZE", "app", "serve"]
 PAGE_SIZE: Final = 50
 MAX_PER_PAGE: Final = 200
 
-# No script of any kind, no frames, no forms, no foreign origins: the page is text, an
-# inline SVG and one stylesheet of ours. Agent strings are escaped by the templates;
+# No script of any kind, no frames, no foreign origins, forms only to this page's own
+# origin (the index's search box, a GET): the page is text, an inline SVG, one form and
+# one stylesheet of ours. Agent strings are escaped by the templates;
 # this is the second wall if an escape were ever missed.
 CSP: Final = (
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'"
+    "form-action 'self'; frame-ancestors 'none'"
 )
 _SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (b"content-security-policy", CSP.encode()),
