@@ -882,3 +882,34 @@ async def test_the_agent_name_is_shown_as_the_card_names_itself_and_found(
     }
     shown = Tags((await client.get("/?q=gnp.exe")).text).all_text()
     assert "Agents whose card URL or name contains “gnp.exe”: 2." in shown
+
+
+@pytest.mark.parametrize("role", ["consistent", "nonconformant", "absent", "churn", "unreachable"])
+async def test_every_surface_words_an_outcome_in_the_one_vocabulary(
+    client: httpx.AsyncClient,
+    records: Records,
+    ledger: Ledger,
+    role: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # issue 13 finding 7: the page, the API, `ledger list` and the verifier's report say
+    # an outcome in one set of words, defined once (record.OUTCOME_WORDS).
+    from a2a_interview.cli import main
+    from a2a_interview.record import OUTCOME_WORDS
+    from a2a_interview.report import render_report
+
+    card_url = records.urls[role]
+    agent = (await client.get(f"/api/agents/{ref(card_url)}")).json()
+    outcome = agent["latest"]["outcome"]
+    label, meaning = OUTCOME_WORDS[outcome]
+    assert agent["latest"]["outcome_label"] == label
+    page = Tags((await client.get(f"/agents/{ref(card_url)}")).text).all_text()
+    assert f"Outcome{label} {meaning}" in page  # <dt>Outcome</dt><dd>label meaning
+    stored = ledger.get(int(agent["latest"]["id"]))
+    assert stored is not None
+    report = render_report(stored.document)  # verify's and record show's report
+    assert f"Outcome: {outcome.upper()}" in report and f": {meaning}." in report
+    assert label in report or label.replace("-", "_").upper() in report
+    assert main(["ledger", "list", "--store", str(ledger._url)]) == 0
+    [line] = [x for x in capsys.readouterr().out.splitlines() if card_url in x]
+    assert f"  {label} " in line

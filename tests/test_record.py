@@ -27,6 +27,7 @@ from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
     MAX_AGENT_NAME,
+    OUTCOME_WORDS,
     STANDING_REASONS,
     STANDING_WHY,
     CallRecord,
@@ -603,3 +604,21 @@ def test_a_name_no_verifier_writes_is_no_name() -> None:
         assert agent_name(document) is None
         if bad != "a\x00b":
             assert not VALIDATOR.is_valid(document)
+
+
+# --- one vocabulary (issue 13 finding 7) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("outcome", list(Outcome))
+def test_the_report_words_outcomes_in_the_one_vocabulary(outcome: Outcome) -> None:
+    # issue 13 finding 7: the verifier's report (verify, record show) says an outcome in
+    # the words the ledger's page, API and CLI use (record.OUTCOME_WORDS), never its own.
+    assert set(OUTCOME_WORDS) == {str(o) for o in Outcome}
+    label, meaning = OUTCOME_WORDS[str(outcome)]
+    text = render_report(make(outcome=outcome))
+    [line] = [x for x in text.splitlines() if x.startswith("Outcome: ")]
+    assert line.startswith(f"Outcome: {str(outcome).upper()}")  # the code, as before
+    assert line.endswith(f": {meaning}.")
+    # The label where it says more than the code ("not completed", "does not offer the
+    # interview"); else the code is the label in capitals.
+    assert label in line or label.replace("-", "_").upper() in line

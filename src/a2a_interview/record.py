@@ -133,8 +133,42 @@ STANDING_WHY: Final[Mapping[StandingReason, str]] = {
     "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
 }
 
-# PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
-# (selective honesty: conduct is reputation's territory).
+# The one vocabulary of outcomes (PROFILE §8's codes; issue 13 finding 7): outcome ->
+# (label, meaning), used by the report (`verify`, `record show`), `ledger list`/`show`,
+# the ledger's pages and its API (`outcome_label`). Absence and an incomplete run are
+# worded so that nothing is read into them (interview §9 rule 2).
+OUTCOME_WORDS: Final[Mapping[str, tuple[str, str]]] = {
+    "consistent": ("consistent", "its live answers matched its declared documents"),
+    "churn": (
+        "churn",
+        "a conflict on the first run was gone on the re-run (an agent mid-update), "
+        "which is not non-conformance",
+    ),
+    "non_conformant": (
+        "non-conformant",
+        "a conflict with its declared documents persisted across a re-run with a fresh card",
+    ),
+    "not_offered": (
+        "does not offer the interview",
+        "the card does not declare the interview; that says nothing about the agent, "
+        "and it is never ranked as a failure",
+    ),
+    "unreachable": (
+        "not completed",
+        "the interview could not complete (network, credentials or time); nothing is "
+        "concluded about the agent",
+    ),
+}
+UNKNOWN_OUTCOME_WORDS: Final = ("unrecognised outcome", "this version cannot read it")
+
+
+def outcome_words(outcome: object) -> tuple[str, str]:
+    """(label, meaning) of an outcome code (:data:`OUTCOME_WORDS`); an unknown one, or
+    a value that is not a string, is :data:`UNKNOWN_OUTCOME_WORDS`."""
+    found = OUTCOME_WORDS.get(outcome) if isinstance(outcome, str) else None
+    return found if found is not None else UNKNOWN_OUTCOME_WORDS
+
+
 # agent.name: the name the agent's card gives itself, at most this many characters.
 # Peer text, shown escaped, never the agent's identity (its card URL is).
 MAX_AGENT_NAME: Final = 200
@@ -160,6 +194,8 @@ def agent_name(record: Any) -> str | None:
     return name
 
 
+# PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
+# (selective honesty: conduct is reputation's territory).
 DOES_NOT_ESTABLISH: Final[tuple[str, ...]] = (
     "the agent's competence at its skills",
     "the agent's conduct outside these calls",

@@ -38,7 +38,9 @@ from typing import Any, Final, Literal
 
 from ..record import (
     DOES_NOT_ESTABLISH,
+    OUTCOME_WORDS,
     STANDING_WHY,
+    UNKNOWN_OUTCOME_WORDS,
     agent_name,
     member_at,
     standing_reason,
@@ -68,37 +70,22 @@ __all__ = [
 Tone = Literal["consistent", "conflict", "neutral"]
 Standing = Literal["claim", "evidence"]
 
-# outcome -> (label, one-line meaning, tone). Only a persistent conflict gets the
-# conflict tone; an agent that does not offer the interview, or could not be reached,
-# is shown exactly like one with nothing to show (interview §9 rule 2).
-OUTCOMES: Final[Mapping[str, tuple[str, str, Tone]]] = {
-    "consistent": (
-        "consistent",
-        "its live answers matched its declared documents",
-        "consistent",
-    ),
-    "churn": (
-        "churn",
-        "a conflict on the first run was gone on the re-run (an agent mid-update)",
-        "neutral",
-    ),
-    "non_conformant": (
-        "non-conformant",
-        "a conflict with its declared documents persisted across a re-run",
-        "conflict",
-    ),
-    "not_offered": (
-        "does not offer the interview",
-        "the card does not declare the interview; that says nothing about the agent",
-        "neutral",
-    ),
-    "unreachable": (
-        "not completed",
-        "the interview could not complete (network, credentials or time)",
-        "neutral",
-    ),
+# outcome -> tone. Only a persistent conflict gets the conflict tone; an agent that does
+# not offer the interview, or could not be reached, is shown exactly like one with
+# nothing to show (interview §9 rule 2).
+_TONES: Final[Mapping[str, Tone]] = {
+    "consistent": "consistent",
+    "churn": "neutral",
+    "non_conformant": "conflict",
+    "not_offered": "neutral",
+    "unreachable": "neutral",
 }
-_UNKNOWN_OUTCOME: Final = ("unrecognised outcome", "this version cannot read it", "neutral")
+# outcome -> (label, one-line meaning, tone): the words are the one vocabulary,
+# record.OUTCOME_WORDS, shared with the report and the CLI; the tone is the page's.
+OUTCOMES: Final[Mapping[str, tuple[str, str, Tone]]] = {
+    code: (*OUTCOME_WORDS[code], tone) for code, tone in _TONES.items()
+}
+_UNKNOWN_OUTCOME: Final[tuple[str, str, Tone]] = (*UNKNOWN_OUTCOME_WORDS, "neutral")
 
 PARTIES: Final[Mapping[str, str]] = {
     "self": "the agent itself (self-run)",
