@@ -823,6 +823,7 @@ def test_an_agent_is_named_as_its_latest_record_names_it_and_found_by_it(
         assert ledger.agents_page(0, 10, "stonework")[0][0].card_url == a  # case folded
         assert ledger.agents_page(0, 10, "older name")[1] == 0  # not the latest's name
         assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1  # the card URL still
+        assert ledger.agents_page(0, 10, "card.json\nstonework")[1] == 1  # one line each
         # A newer record renames the agent; an older one imported later does not.
         ledger.put(signed(named(record("https://a.example", finished="2026-11-03T00:00:00Z"),
                                 "Renamed")))  # fmt: skip

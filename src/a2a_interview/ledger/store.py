@@ -137,6 +137,8 @@ agents_table: Final = sa.Table(
     sa.Column("last_received", sa.DateTime(timezone=True), nullable=True),
     # The latest record's agent.name (migration 0006), so search reads only this table.
     sa.Column("name", sa.Text(), nullable=True),
+    # What search reads (migration 0006): the card URL, "\n", the name; one LIKE a row.
+    sa.Column("search", sa.Text(), nullable=True),
 )
 
 
@@ -553,8 +555,15 @@ def _refresh_agents(connection: Connection, card_urls: Iterable[str]) -> None:
                 evidence=counts[1],
                 last_received=counts[2],
                 name=name,  # the latest record's: an agent is named as it last named itself
+                search=search_text(card_url, name),
             )
         )
+
+
+def search_text(card_url: str, name: str | None) -> str:
+    """What search matches for an agent: its card URL and its name on one line each, so
+    one case-folded ``LIKE`` per agent finds either (a URL holds no line break)."""
+    return card_url if name is None else f"{card_url}\n{name}"
 
 
 def _rebuild_agents(connection: Connection) -> None:
@@ -882,14 +891,13 @@ class Ledger:
             )
             # SQLite's LIKE folds ASCII case itself; PostgreSQL's ILIKE does. Either way
             # no function runs per row.
-            # The card URL or the name the agent last gave itself: one scan of the summary.
-            where = sa.or_(
-                *(
-                    column.like(pattern, escape="\\")
-                    if self.dialect == "sqlite"
-                    else column.ilike(pattern, escape="\\")
-                    for column in (agents_table.c.card_url, agents_table.c.name)
-                )
+            # The card URL or the name the agent last gave itself, kept in one indexed
+            # column: one LIKE per agent, an index-only scan of the summary.
+            column = agents_table.c.search
+            where = (
+                column.like(pattern, escape="\\")
+                if self.dialect == "sqlite"
+                else column.ilike(pattern, escape="\\")
             )
         total = -1  # not counted (the caller knows the total from totals())
         if count:
