@@ -175,7 +175,7 @@ MAX_SEARCH: Final = 200
 
 def _paging(request: Request, api: bool) -> tuple[int, int, str | None]:
     """``page``, ``per_page`` (API only) and ``q`` (a search on the index: part of a
-    card URL, at most 200 characters)."""
+    card URL or of an agent's name, at most 200 characters)."""
     query = _query(request, ("page", "per_page", "q") if api else ("page", "q"))
     page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
     per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
