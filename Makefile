@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(NICE) $(BIN)/python bench/ledger.py 2000
 	$(NICE) $(BIN)/python bench/ledger_web.py
 	rm -f build/bench-scale.db; mkdir -p build; $(NICE) $(BIN)/python bench/ledger_scale.py --store build/bench-scale.db   # 100,000 agents: about 10 minutes
+	$(NICE) $(BIN)/python bench/ledger_search.py build/bench-scale.db   # search by URL or name, on that store
 
 # Mutation testing (docs/benchmarks.md): hours on two cores, so apart from `make bench`.
 mutation: $(STAMP)

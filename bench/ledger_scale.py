@@ -94,7 +94,8 @@ def fill(url: str, agents: int, per_agent: int, history: int) -> None:
                 row = dict(rows[n % len(rows)])
                 moment = start + timedelta(days=j, seconds=i)
                 row.update(digest=f"sha256:{n:064x}", card_url=card, agent_url=card,
-                           started_at=moment, finished_at=moment, stored_at=stored)  # fmt: skip
+                           started_at=moment, finished_at=moment, stored_at=stored,
+                           agent_name=f"Bench Agent {i:06d}")  # fmt: skip
                 out.append(row)
         for j in range(history):
             n += 1
@@ -113,11 +114,13 @@ def fill(url: str, agents: int, per_agent: int, history: int) -> None:
         connection.execute(
             sa.text(
                 "INSERT INTO ledger_agents (card_url, latest_id, results, evidence, "
-                "last_received) SELECT card_url, (SELECT r2.id FROM ledger_records r2 "
-                "WHERE r2.card_url = r.card_url ORDER BY r2.finished_at DESC, r2.id DESC "
-                "LIMIT 1), COUNT(*), SUM(CASE WHEN standing = 'evidence' THEN 1 ELSE 0 END), "
-                "MAX(stored_at) FROM ledger_records r GROUP BY card_url"
-            )
+                "last_received, name, search) SELECT card_url, (SELECT r2.id FROM "
+                "ledger_records r2 WHERE r2.card_url = r.card_url ORDER BY r2.finished_at "
+                "DESC, r2.id DESC LIMIT 1), COUNT(*), SUM(CASE WHEN standing = 'evidence' "
+                "THEN 1 ELSE 0 END), MAX(stored_at), MAX(agent_name), card_url || :nl || "
+                "COALESCE(MAX(agent_name), '') FROM ledger_records r GROUP BY card_url"
+            ),
+            {"nl": "\n"},
         )
     if engine.dialect.name == "postgresql":
         with engine.connect() as connection:

@@ -244,6 +244,29 @@ def test_list_and_show_recompute_standing_and_never_rank(
     assert "no record of" in err and "\x1b" not in err
 
 
+def test_list_and_show_name_the_agent_as_its_card_does_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 13 finding 6: the agent's name (agent.name, its latest record's) beside its
+    # card URL; peer text, so escaped to one line of ASCII (no terminal control).
+    store = str(tmp_path / "l.db")
+    document = record("https://n.example")
+    document["agent"]["name"] = "Stonework \x1b[31mRed\u202e"
+    with Ledger.open(store) as ledger:
+        ledger.add(signed(document))
+        ledger.add(signed(record("https://o.example")))
+    code, out, _ = run(capsys, "ledger", "list", "--store", store, "--json")
+    listed = json.loads(out)
+    assert code == 0 and [a["name"] for a in listed] == [document["agent"]["name"], None]
+    assert listed[0]["latest"]["agent_name"] == document["agent"]["name"]
+    code, out, _ = run(capsys, "ledger", "list", "--store", store)
+    assert 'as the card names itself: "Stonework \\u001b[31mRed\\u202e"' in out
+    assert "\x1b" not in out and "\u202e" not in out and out.count("as the card names") == 1
+    code, out, _ = run(capsys, "ledger", "show", "https://n.example", "--store", store)
+    assert code == 0 and "\x1b" not in out
+    assert 'name, as the card names itself (the card URL is who it is): "Stonework' in out
+
+
 def test_export_writes_the_stored_bytes_as_json_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -329,6 +329,33 @@ def test_search_and_totals(page: Any, origin: str, records: Records) -> None:
     assert f"contains “{port}”: 1." in page.locator("p.search").inner_text()
 
 
+def test_the_search_box_finds_by_name_and_by_card_url(
+    page: Any, origin: str, records: Records
+) -> None:
+    # docs/decisions.md D-WEB-20: a GET form to the page's own origin
+    # (form-action 'self'), no script; typed and submitted like a person would.
+    visit(page, origin + "/", "index-search-box")
+    box = page.get_by_label("Search agents by name or card URL")
+    box.fill("GNP.EXE")  # part of the hostile agent's name, in another case
+    with page.expect_navigation():
+        box.press("Enter")
+    assert page.url == f"{origin}/?q=GNP.EXE"
+    page.screenshot(path=str(SHOTS / "index-search-by-name.png"), full_page=True)
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    rows = page.locator("table.agents tbody tr")
+    assert rows.count() == 2  # the hostile agent and the record naming a made-up URL
+    assert "as the card names itself" in rows.first.inner_text()
+    assert page.get_by_label("Search agents by name or card URL").input_value() == "GNP.EXE"
+    port = records.urls["evidence"].split(":")[2].split("/")[0]
+    box = page.get_by_label("Search agents by name or card URL")
+    box.fill(port)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Search").click()
+    page.screenshot(path=str(SHOTS / "index-search-by-url.png"), full_page=True)
+    assert page.locator("table.agents tbody tr").count() == 1
+    assert f"contains “{port}”: 1." in page.locator("p.search").inner_text()
+
+
 def test_labelled_timeline_older_result_and_claim_reason(
     page: Any, origin: str, records: Records
 ) -> None:

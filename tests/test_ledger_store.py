@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import a2a_interview
 from a2a_interview import nkeys
 from a2a_interview.checks import CHECKS, CheckStatus, Outcome
 from a2a_interview.record import (
@@ -826,3 +827,83 @@ def test_the_run_identity_migration_keeps_what_it_takes_out(tmp_path: Path) -> N
         refused = db.execute("SELECT id, reason, body FROM ledger_refused").fetchall()
     assert kept == [(1, compact(good))]  # the signed row first stored is the one kept
     assert refused == [(3, "from_the_future", compact(future))]
+
+
+# --- the agent's name (issue 13 finding 6) ------------------------------------------------
+
+
+def named(document: dict[str, Any], name: Any) -> dict[str, Any]:
+    """``document`` with ``agent.name`` set (as the verifier writes it from the card)."""
+    return {**document, "agent": {**document["agent"], "name": name}}
+
+
+def test_an_agent_is_named_as_its_latest_record_names_it_and_found_by_it(
+    store_url: str,
+) -> None:
+    # issue 13 finding 6: the index shows the agent's name and search finds it, read from
+    # the summary kept at write time; the name is the latest record's (the latest
+    # finished_at), never an older record's, and a name that is not a bounded string
+    # is no name (record.agent_name: peer text).
+    a = "https://a.example/.well-known/agent-card.json"
+    with Ledger.open(store_url) as ledger:
+        ledger.put_many([
+            signed(named(record("https://a.example", finished="2026-11-02T00:00:00Z"),
+                         "Stonework Ça Va")),
+            signed(named(record("https://a.example", finished="2026-11-01T00:00:00Z"),
+                         "Older Name")),
+            signed(named(record("https://b.example"), ["not", "a", "string"])),
+            signed(named(record("https://c.example"), "x" * 201)),
+        ])  # fmt: skip
+        page, _ = ledger.agents_page(0, 10)
+        assert [s.latest.agent_name for s in page] == ["Stonework Ça Va", None, None]
+        assert ledger.agents_page(0, 10, "stonework")[0][0].card_url == a  # case folded
+        assert ledger.agents_page(0, 10, "older name")[1] == 0  # not the latest's name
+        assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1  # the card URL still
+        assert ledger.agents_page(0, 10, "card.json\nstonework")[1] == 1  # one line each
+        # A newer record renames the agent; an older one imported later does not.
+        ledger.put(signed(named(record("https://a.example", finished="2026-11-03T00:00:00Z"),
+                                "Renamed")))  # fmt: skip
+        ledger.put(signed(named(record("https://a.example", finished="2026-10-01T00:00:00Z"),
+                                "Ancient")))  # fmt: skip
+        assert ledger.summary(a).latest.agent_name == "Renamed"  # type: ignore[union-attr]
+        assert ledger.agents_page(0, 10, "renamed")[1] == 1
+        assert ledger.agents_page(0, 10, "stonework")[1] == 0
+        kept = [s.latest.agent_name for s in ledger.agents()]
+        ledger.migrate()  # a full recount agrees
+        assert [s.latest.agent_name for s in ledger.agents()] == kept
+
+
+def test_the_agent_name_migration_fills_the_names_of_stored_records(tmp_path: Path) -> None:
+    # Migration 0006: a store written at 0005 gets its names from its records' bytes on
+    # the next open, so search by name covers what it already holds.
+    from alembic import command
+    from alembic.config import Config
+
+    from a2a_interview.ledger import store as store_module
+
+    path = tmp_path / "old.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    body = signed(named(record(), "Stonework"))
+    with engine.begin() as connection:
+        config = Config()
+        config.set_main_option("script_location", store_module._MIGRATIONS)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0005")
+        connection.execute(
+            sa.text(
+                "INSERT INTO ledger_records (digest, card_url, agent_url, outcome, party,"
+                " runner_name, signature, standing, standing_reason, started_at,"
+                " finished_at, stored_at, body) VALUES (:d, :c, 'https://a.example',"
+                " 'consistent', 'third_party', 'Acme', 'valid', 'evidence', 'evidence',"
+                " :t, :t, :t, :b)"
+            ),
+            {"d": "sha256:" + "0" * 64, "c": "https://a.example/.well-known/agent-card.json",
+             "t": "2026-11-29 10:00:00", "b": body},
+        )  # fmt: skip
+        connection.execute(sa.text(
+            "INSERT INTO ledger_meta (key, value) VALUES ('standing_by', :v)"
+        ), {"v": a2a_interview.__version__})  # fmt: skip
+    engine.dispose()
+    with Ledger.open(path) as ledger:
+        [found] = ledger.agents_page(0, 10, "stonework")[0]
+        assert found.latest.agent_name == "Stonework"

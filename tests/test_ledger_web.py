@@ -50,7 +50,7 @@ pytestmark = pytest.mark.anyio
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'"
+    "form-action 'self'; frame-ancestors 'none'"
 )
 
 
@@ -837,11 +837,11 @@ async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Rec
     assert totals["results"] == totals["evidence"] + totals["claims"] == len(records.bodies)
     assert set(totals) == {"agents", "results", "evidence", "claims"}
     page = Tags((await client.get(f"/?q={port}")).text).all_text()
-    assert f"Agents whose card URL contains “{port}”: 1." in page
+    assert f"Agents whose card URL or name contains “{port}”: 1." in page
     assert f"{totals['agents']} agents · {totals['results']} results" in re.sub(r"\s+", " ", page)
     assert "EVIDENCE" in page
     nothing = Tags((await client.get("/?q=no-such-agent")).text).all_text()
-    assert "No agent's card URL contains that." in nothing
+    assert "No agent's card URL or name contains that." in nothing
     for bad in ("q=" + "x" * 201, "q=a&q=b", "q=%00"):
         assert (await client.get(f"/api/agents?{bad}")).status_code == 400
 
@@ -868,3 +868,68 @@ async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
             assert "CLAIM (the agent ran it against itself: a claim, never evidence)" in text
     assert (await client.get("/records/999999")).status_code == 404
     assert (await client.get("/records/x")).status_code == 404
+
+
+async def test_the_agent_name_is_shown_as_the_card_names_itself_and_found(
+    client: httpx.AsyncClient, records: Records
+) -> None:
+    # issue 13 finding 6: the agent's name (agent.name, from its card) on the index, the
+    # agent page, the API; search by it. Peer text (docs/security.md): escaped, and
+    # worded as what the card calls itself, the card URL staying the agent's identity.
+    index = await client.get("/")
+    text = Tags(index.text).all_text()
+    assert "as the card names itself: “Stonework”" in text
+    _markup_check(index.text)
+    assert f"as the card names itself: “{visible(HOSTILE_NAME)}”" in text
+    page = Tags((await client.get(f"/agents/{ref(records.urls['evidence'])}")).text).all_text()
+    assert "Name, as the card names itself: “Stonework”." in page
+    assert "the card URL above is who the agent is" in page
+    listed = (await client.get("/api/agents?per_page=200")).json()
+    names = {a["card_url"]: a["name"] for a in listed["agents"]}
+    assert names[records.urls["evidence"]] == "Stonework"
+    assert names[records.urls["hostile"]] == HOSTILE_NAME  # JSON: the string as written
+    assert names[records.urls["unreachable"]] is None  # no card read, no name
+    agent = (await client.get(f"/api/agents/{ref(records.urls['hostile'])}")).json()
+    assert agent["name"] == agent["latest"]["agent_name"] == HOSTILE_NAME
+    record_id = agent["latest"]["id"]
+    body = (await client.get(f"/api/records/{record_id}")).json()
+    assert body["agent"]["name"] == HOSTILE_NAME
+    # Search by a part of the name (case folded) finds the agents that carry it.
+    found = (await client.get("/api/agents?q=GNP.EXE")).json()
+    assert {a["card_url"] for a in found["agents"]} == {
+        records.urls["hostile"],
+        records.urls["hostile_url"],
+    }
+    shown = Tags((await client.get("/?q=gnp.exe")).text).all_text()
+    assert "Agents whose card URL or name contains “gnp.exe”: 2." in shown
+
+
+@pytest.mark.parametrize("role", ["consistent", "nonconformant", "absent", "churn", "unreachable"])
+async def test_every_surface_words_an_outcome_in_the_one_vocabulary(
+    client: httpx.AsyncClient,
+    records: Records,
+    ledger: Ledger,
+    role: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # issue 13 finding 7: the page, the API, `ledger list` and the verifier's report say
+    # an outcome in one set of words, defined once (record.OUTCOME_WORDS).
+    from a2a_interview.cli import main
+    from a2a_interview.record import OUTCOME_WORDS
+    from a2a_interview.report import render_report
+
+    card_url = records.urls[role]
+    agent = (await client.get(f"/api/agents/{ref(card_url)}")).json()
+    outcome = agent["latest"]["outcome"]
+    label, meaning = OUTCOME_WORDS[outcome]
+    assert agent["latest"]["outcome_label"] == label
+    page = Tags((await client.get(f"/agents/{ref(card_url)}")).text).all_text()
+    assert f"Outcome{label} {meaning}" in page  # <dt>Outcome</dt><dd>label meaning
+    stored = ledger.get(int(agent["latest"]["id"]))
+    assert stored is not None
+    report = render_report(stored.document)  # verify's and record show's report
+    assert f"Outcome: {outcome.upper()}" in report and f": {meaning}." in report
+    assert label in report or label.replace("-", "_").upper() in report
+    assert main(["ledger", "list", "--store", str(ledger._url)]) == 0
+    [line] = [x for x in capsys.readouterr().out.splitlines() if card_url in x]
+    assert f"  {label} " in line

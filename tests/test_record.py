@@ -26,6 +26,8 @@ from a2a_interview.errors import (
 from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
+    MAX_AGENT_NAME,
+    OUTCOME_WORDS,
     STANDING_REASONS,
     STANDING_WHY,
     CallRecord,
@@ -36,6 +38,8 @@ from a2a_interview.record import (
     ResultRecord,
     Run,
     agent_key_ids,
+    agent_name,
+    card_name,
     nkey_thumbprint,
     proposal_keys,
     read_record,
@@ -560,3 +564,61 @@ def test_the_reader_clock_decides_the_future_with_five_minutes_of_slack() -> Non
 def test_every_standing_reason_has_its_words() -> None:
     # One vocabulary, defined once (issue 13 finding 7).
     assert set(STANDING_WHY) == set(STANDING_REASONS)
+
+
+# --- agent.name (issue 13 finding 6) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("card", "name"),
+    [
+        ({"name": "Stonework"}, "Stonework"),
+        ({"name": "n" * 250}, "n" * MAX_AGENT_NAME),  # bounded: cut, never refused
+        ({"name": "a\x00b"}, "a\ufffdb"),  # no store holds a NUL
+        ({"name": ""}, None),
+        ({"name": 7}, None),
+        ({"name": ["Stonework"]}, None),
+        ({"name": {"en": "Stonework"}}, None),
+        ({}, None),
+        (None, None),
+        ("Stonework", None),
+    ],
+)
+def test_the_record_names_the_agent_as_its_card_does_a_string_only(card: Any, name: Any) -> None:
+    # PROFILE §8 allows added members: agent.name is the card's own name, a bounded
+    # string or nothing; the record validates either way and round-trips through the
+    # reader every display uses.
+    assert card_name(card) == name
+    document = make(agent_name=card_name(card)).to_json()
+    VALIDATOR.validate(document)
+    assert agent_name(document) == name
+    assert ("name" in document["agent"]) is (name is not None)
+
+
+def test_a_name_no_verifier_writes_is_no_name() -> None:
+    # A record written by someone else: a name that is not a bounded string without NUL
+    # is shown as none (record.agent_name), and the schema refuses it.
+    for bad in ("", "x" * (MAX_AGENT_NAME + 1), "a\x00b", 7, None, ["x"]):
+        document = make().to_json()
+        document["agent"]["name"] = bad
+        assert agent_name(document) is None
+        if bad != "a\x00b":
+            assert not VALIDATOR.is_valid(document)
+
+
+# --- one vocabulary (issue 13 finding 7) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("outcome", list(Outcome))
+def test_the_report_words_outcomes_in_the_one_vocabulary(outcome: Outcome) -> None:
+    # issue 13 finding 7: the verifier's report (verify, record show) says an outcome in
+    # the words the ledger's page, API and CLI use (record.OUTCOME_WORDS), never its own.
+    assert set(OUTCOME_WORDS) == {str(o) for o in Outcome}
+    label, meaning = OUTCOME_WORDS[str(outcome)]
+    text = render_report(make(outcome=outcome))
+    [line] = [x for x in text.splitlines() if x.startswith("Outcome: ")]
+    assert line.startswith(f"Outcome: {str(outcome).upper()}")  # the code, as before
+    assert line.endswith(f": {meaning}.")
+    # The label where it says more than the code ("not completed", "does not offer the
+    # interview"); else the code is the label in capitals.
+    assert label in line or label.replace("-", "_").upper() in line

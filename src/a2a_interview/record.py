@@ -133,6 +133,67 @@ STANDING_WHY: Final[Mapping[StandingReason, str]] = {
     "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
 }
 
+# The one vocabulary of outcomes (PROFILE §8's codes; issue 13 finding 7): outcome ->
+# (label, meaning), used by the report (`verify`, `record show`), `ledger list`/`show`,
+# the ledger's pages and its API (`outcome_label`). Absence and an incomplete run are
+# worded so that nothing is read into them (interview §9 rule 2).
+OUTCOME_WORDS: Final[Mapping[str, tuple[str, str]]] = {
+    "consistent": ("consistent", "its live answers matched its declared documents"),
+    "churn": (
+        "churn",
+        "a conflict on the first run was gone on the re-run (an agent mid-update), "
+        "which is not non-conformance",
+    ),
+    "non_conformant": (
+        "non-conformant",
+        "a conflict with its declared documents persisted across a re-run with a fresh card",
+    ),
+    "not_offered": (
+        "does not offer the interview",
+        "the card does not declare the interview; that says nothing about the agent, "
+        "and it is never ranked as a failure",
+    ),
+    "unreachable": (
+        "not completed",
+        "the interview could not complete (network, credentials or time); nothing is "
+        "concluded about the agent",
+    ),
+}
+UNKNOWN_OUTCOME_WORDS: Final = ("unrecognised outcome", "this version cannot read it")
+
+
+def outcome_words(outcome: object) -> tuple[str, str]:
+    """(label, meaning) of an outcome code (:data:`OUTCOME_WORDS`); an unknown one, or
+    a value that is not a string, is :data:`UNKNOWN_OUTCOME_WORDS`."""
+    found = OUTCOME_WORDS.get(outcome) if isinstance(outcome, str) else None
+    return found if found is not None else UNKNOWN_OUTCOME_WORDS
+
+
+# agent.name: the name the agent's card gives itself, at most this many characters.
+# Peer text, shown escaped, never the agent's identity (its card URL is).
+MAX_AGENT_NAME: Final = 200
+
+
+def card_name(card: Any) -> str | None:
+    """What a record's ``agent.name`` holds for ``card``: the card's ``name`` when it is
+    a non-empty string, cut at :data:`MAX_AGENT_NAME` characters, NUL characters
+    replaced by U+FFFD (no store could hold them); ``None`` otherwise."""
+    name = card.get("name") if isinstance(card, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    return name[:MAX_AGENT_NAME].replace("\x00", "\ufffd")
+
+
+def agent_name(record: Any) -> str | None:
+    """The record's ``agent.name`` (PROFILE §8 allows added members) when it is a
+    non-empty string of at most :data:`MAX_AGENT_NAME` characters without NUL, else
+    ``None``: a name is peer text the card gave itself, never who the agent is."""
+    name = member_at(record, "agent", "name")
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_AGENT_NAME or "\x00" in name:
+        return None
+    return name
+
+
 # PROFILE §8: fixed; interview §9 rule 1 (conformance is not competence) and §10
 # (selective honesty: conduct is reputation's territory).
 DOES_NOT_ESTABLISH: Final[tuple[str, ...]] = (
@@ -342,6 +403,8 @@ class ResultRecord:
     # agent.listed_keys: keys the agent merely lists (its JWKS, an unverified kid, a
     # proposal's unverified signer); informational, never affecting standing.
     listed_keys: tuple[str, ...] = ()
+    # agent.name: the card's own name (card_name), None when no card was read.
+    agent_name: str | None = None
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -374,6 +437,8 @@ class ResultRecord:
                 ),
                 "keys": sorted(set(self.agent_keys)),
                 "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
+                # agent.name: the card's own name (peer text, never the identity)
+                **({"name": self.agent_name} if self.agent_name is not None else {}),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",

@@ -19,13 +19,14 @@ from .checks import CHECKS
 from .jcs import canonicalize
 from .record import (
     DOES_NOT_ESTABLISH,
+    OUTCOME_WORDS,
     STANDING_WHY,
     ResultRecord,
     standing_reason,
     verify_record_signature,
 )
 
-__all__ = ["OUTCOME_TEXT", "REMINDER", "junit_xml", "render_report", "show"]
+__all__ = ["REMINDER", "junit_xml", "outcome_line", "render_report", "show"]
 
 # interview §9 rule 1.
 REMINDER: Final = (
@@ -33,17 +34,6 @@ REMINDER: Final = (
     "agree with its declared documents. It says nothing about how well the agent does "
     "its job, nor how it behaves outside these calls."
 )
-
-OUTCOME_TEXT: Final[Mapping[str, str]] = {
-    "consistent": "every answer agreed with the declared documents.",
-    "churn": "conflicts in the first run did not survive the re-run: the agent was "
-    "changing while it was asked (churn), which is not non-conformance.",
-    "non_conformant": "conflicts survived a re-run with a fresh card: the agent's answers "
-    "contradict its declared documents.",
-    "not_offered": "the card does not declare the interview. Absence states nothing: "
-    "this is not a failure and must not be ranked as one.",
-    "unreachable": "the procedure could not complete, so nothing is concluded about the agent.",
-}
 
 _LABEL: Final = {
     "passed": "PASS",
@@ -129,6 +119,17 @@ def _conflict_lines(conflict: Mapping[str, Any], mark: str = "") -> list[str]:
 _WHY: Final = STANDING_WHY
 
 
+def outcome_line(outcome: Any) -> str:
+    """The report's outcome in the one vocabulary (``record.OUTCOME_WORDS``, the words of
+    the ledger's page, API and ``ledger list``): the code in capitals, the label where it
+    says more than the code, the meaning. An unknown outcome is shown escaped."""
+    if not (isinstance(outcome, str) and outcome in OUTCOME_WORDS):
+        return _bare(outcome)
+    label, meaning = OUTCOME_WORDS[outcome]
+    named = "" if label.replace("-", "_") == outcome else f" ({label})"
+    return f"{outcome.upper()}{named}: {meaning}."
+
+
 def who_ran(ran_by: Any) -> str:
     """A record's ``ran_by`` as every surface shows it: ``third_party "Acme" (key U...)``:
     the party bare (a closed set), the self-declared name quoted, the key when given."""
@@ -205,11 +206,7 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     conformance is not competence."""
     doc = _json(record)
     # A stored record is anyone's file (record show): only known words go out raw.
-    outcome = doc.get("outcome")
-    if isinstance(outcome, str) and outcome in OUTCOME_TEXT:
-        outcome_text = f"{outcome.upper()}: {OUTCOME_TEXT[outcome]}"
-    else:
-        outcome_text = _bare(outcome)
+    outcome_text = outcome_line(doc.get("outcome"))
     runs = _list(doc.get("runs"))
     lines = [f"a2a-interview verify {_bare(_get(doc, 'agent', 'url'))}"]
     if _get(doc, "agent", "card_url"):

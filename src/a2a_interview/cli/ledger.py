@@ -199,6 +199,7 @@ def summary(stored: StoredRecord, runners: Runners | None = None) -> dict[str, A
         "id": stored.id,
         "digest": stored.digest,
         "card_url": stored.card_url,
+        "agent_name": shown.agent_name,  # as the card names itself: never identity
         "agent_url": stored.agent_url,
         "outcome": stored.outcome,
         "outcome_label": shown.outcome_label,
@@ -217,6 +218,13 @@ def summary(stored: StoredRecord, runners: Runners | None = None) -> dict[str, A
 
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _named(name: str | None) -> str:
+    """The agent's name as its latest card gives it, quoted and escaped (peer text)."""
+    from ..report import show
+
+    return "" if name is None else f"  as the card names itself: {show(name, 200)}"
 
 
 def _line(stored: StoredRecord, runners: Runners) -> str:
@@ -290,9 +298,11 @@ def _list(args: argparse.Namespace) -> int:
     with open_store(args.store, reading=True) as ledger:
         agents = ledger.agents()
     if args.json:
+        lines = [(a, summary(a.latest, runners)) for a in agents]
         _print_json([
-            {"card_url": a.card_url, "count": a.count, "latest": summary(a.latest, runners)}
-            for a in agents
+            {"card_url": a.card_url, "name": shown["agent_name"], "count": a.count,
+             "latest": shown}
+            for a, shown in lines
         ])  # fmt: skip
         return EXIT_OK
     if not agents:
@@ -306,7 +316,7 @@ def _list(args: argparse.Namespace) -> int:
         print(
             f"{agent.count:>7}  {_when(latest.finished_at):<24}  {shown['outcome_label']:<28} "
             f"{shown['standing_words']:<9} {latest.party:<12} {show(agent.card_url, 80)[1:-1]}"
-            f"  ran by: {show(shown['runner']['label'], 120)[1:-1]}"
+            f"  ran by: {show(shown['runner']['label'], 120)[1:-1]}" + _named(shown["agent_name"])
         )
     print("\nstanding is recomputed from each record; a claim is not evidence. "
           "Agents are listed by card URL, never ranked.")  # fmt: skip
@@ -334,6 +344,9 @@ def _show(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"agent {show(history[-1].card_url, 200)[1:-1]}: {len(history)} record(s), "
           "oldest first")  # fmt: skip
+    name = summary(history[-1], runners)["agent_name"]
+    if name is not None:
+        print(f"name, as the card names itself (the card URL is who it is): {show(name, 200)}")
     print(f"{'id':>6}  {'finished':<24}  {'outcome':<28} {'standing':<9} {'ran by':<12} runner")
     for stored in history:
         print(_line(stored, runners))

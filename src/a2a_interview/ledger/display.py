@@ -38,7 +38,10 @@ from typing import Any, Final, Literal
 
 from ..record import (
     DOES_NOT_ESTABLISH,
+    OUTCOME_WORDS,
     STANDING_WHY,
+    UNKNOWN_OUTCOME_WORDS,
+    agent_name,
     member_at,
     standing_reason,
     verify_record_signature,
@@ -67,37 +70,22 @@ __all__ = [
 Tone = Literal["consistent", "conflict", "neutral"]
 Standing = Literal["claim", "evidence"]
 
-# outcome -> (label, one-line meaning, tone). Only a persistent conflict gets the
-# conflict tone; an agent that does not offer the interview, or could not be reached,
-# is shown exactly like one with nothing to show (interview §9 rule 2).
-OUTCOMES: Final[Mapping[str, tuple[str, str, Tone]]] = {
-    "consistent": (
-        "consistent",
-        "its live answers matched its declared documents",
-        "consistent",
-    ),
-    "churn": (
-        "churn",
-        "a conflict on the first run was gone on the re-run (an agent mid-update)",
-        "neutral",
-    ),
-    "non_conformant": (
-        "non-conformant",
-        "a conflict with its declared documents persisted across a re-run",
-        "conflict",
-    ),
-    "not_offered": (
-        "does not offer the interview",
-        "the card does not declare the interview; that says nothing about the agent",
-        "neutral",
-    ),
-    "unreachable": (
-        "not completed",
-        "the interview could not complete (network, credentials or time)",
-        "neutral",
-    ),
+# outcome -> tone. Only a persistent conflict gets the conflict tone; an agent that does
+# not offer the interview, or could not be reached, is shown exactly like one with
+# nothing to show (interview §9 rule 2).
+_TONES: Final[Mapping[str, Tone]] = {
+    "consistent": "consistent",
+    "churn": "neutral",
+    "non_conformant": "conflict",
+    "not_offered": "neutral",
+    "unreachable": "neutral",
 }
-_UNKNOWN_OUTCOME: Final = ("unrecognised outcome", "this version cannot read it", "neutral")
+# outcome -> (label, one-line meaning, tone): the words are the one vocabulary,
+# record.OUTCOME_WORDS, shared with the report and the CLI; the tone is the page's.
+OUTCOMES: Final[Mapping[str, tuple[str, str, Tone]]] = {
+    code: (*OUTCOME_WORDS[code], tone) for code, tone in _TONES.items()
+}
+_UNKNOWN_OUTCOME: Final[tuple[str, str, Tone]] = (*UNKNOWN_OUTCOME_WORDS, "neutral")
 
 PARTIES: Final[Mapping[str, str]] = {
     "self": "the agent itself (self-run)",
@@ -225,11 +213,15 @@ class Row:
     card_reading: str | None
     started_at: str
     finished_at: str
+    # agent.name as the card names itself (record.agent_name): peer text, never the
+    # agent's identity (its card URL is); None when the record names none.
+    agent_name: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "card_url": self.card_url,
+            "agent_name": self.agent_name,
             "outcome": self.outcome,
             "outcome_label": self.outcome_label,
             "ran_by": {"party": self.party, "name": self.runner_name, "key": self.runner_key},
@@ -294,6 +286,7 @@ def row(
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0] if times else _text(document.get("started_at")),
         finished_at=times[1] if times else _text(document.get("finished_at")),
+        agent_name=agent_name(document),
     )
 
 
@@ -306,7 +299,8 @@ def column_row(
 ) -> Row:
     """The display line of a stored record from the columns the store kept when it was
     written (``outcome``, ``party``, ``runner_name``, ``runner_key``, ``signature``,
-    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``), without
+    ``standing``, ``standing_reason``, ``card_signature``, ``card_reading``,
+    ``agent_name``), without
     reading its bytes: what a list shows (PROFILE §8: the standing was computed from the
     bytes by the same function, and is refreshed when that function changes). A record
     shown in full is read by :func:`row` instead."""
@@ -347,6 +341,7 @@ def column_row(
         card_reading=reading if isinstance(reading, str) else None,
         started_at=times[0],
         finished_at=times[1],
+        agent_name=agent_name({"agent": {"name": columns.get("agent_name")}}),
     )
 
 

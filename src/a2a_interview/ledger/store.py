@@ -50,6 +50,7 @@ from ..ijson import JSONObject, loads
 from ..record import (
     PARTIES,
     Standing,
+    agent_name,
     member_at,
     parse_rfc3339,
     record_identity,
@@ -114,6 +115,8 @@ records: Final = sa.Table(
     sa.Column("standing_reason", sa.String(32), nullable=True),
     sa.Column("card_signature", sa.String(32), nullable=True),
     sa.Column("card_reading", sa.String(32), nullable=True),
+    # agent.name, as the card names itself (migration 0006): peer text, never identity.
+    sa.Column("agent_name", sa.Text(), nullable=True),
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("stored_at", sa.DateTime(timezone=True), nullable=False),
@@ -132,6 +135,10 @@ agents_table: Final = sa.Table(
     sa.Column("results", sa.BigInteger(), nullable=False),
     sa.Column("evidence", sa.BigInteger(), nullable=False),
     sa.Column("last_received", sa.DateTime(timezone=True), nullable=True),
+    # The latest record's agent.name (migration 0006), so search reads only this table.
+    sa.Column("name", sa.Text(), nullable=True),
+    # What search reads (migration 0006): the card URL, "\n", the name; one LIKE a row.
+    sa.Column("search", sa.Text(), nullable=True),
 )
 
 
@@ -177,6 +184,8 @@ class StoredRecord:
     standing_reason: str | None = field(default=None, compare=False)
     card_signature: str | None = field(default=None, compare=False)
     card_reading: str | None = field(default=None, compare=False)
+    # agent.name as the card names itself (record.agent_name): peer text, never identity.
+    agent_name: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def document(self) -> JSONObject:
@@ -360,6 +369,7 @@ def _columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
         "standing_reason": reason,
         "card_signature": _short(member_at(document, "agent", "card_signature", "status")),
         "card_reading": _short(member_at(document, "agent", "card_signature", "reading")),
+        "agent_name": agent_name(document),
         "started_at": started,
         "finished_at": finished,
         "body": body,
@@ -464,7 +474,11 @@ def _unavailable(exc: Exception) -> StoreUnavailable:
 def _refresh_standing(connection: Connection) -> int:
     changed, last = 0, 0
     query = sa.select(
-        records.c.id, records.c.standing, records.c.standing_reason, records.c.body
+        records.c.id,
+        records.c.standing,
+        records.c.standing_reason,
+        records.c.agent_name,
+        records.c.body,
     ).order_by(records.c.id)
     while True:  # in pages: a large store never sits in memory at once
         rows = connection.execute(query.where(records.c.id > last).limit(500)).all()
@@ -476,11 +490,13 @@ def _refresh_standing(connection: Connection) -> int:
             document = loads(row.body)
             assert isinstance(document, dict)
             standing, reason = standing_reason(document)
-            if (standing, reason) != (row.standing, row.standing_reason):
+            name = agent_name(document)
+            if (standing, reason, name) != (row.standing, row.standing_reason, row.agent_name):
                 status = member_at(document, "agent", "card_signature", "status")
                 reading = member_at(document, "agent", "card_signature", "reading")
                 updates.append({"row_id": row.id, "standing": standing, "reason": reason,
-                                "status": _short(status), "reading": _short(reading)})  # fmt: skip
+                                "status": _short(status), "reading": _short(reading),
+                                "name": name})  # fmt: skip
         if updates:
             connection.execute(
                 records.update()
@@ -490,6 +506,7 @@ def _refresh_standing(connection: Connection) -> int:
                     standing_reason=sa.bindparam("reason"),
                     card_signature=sa.bindparam("status"),
                     card_reading=sa.bindparam("reading"),
+                    agent_name=sa.bindparam("name"),
                 ),
                 updates,
             )
@@ -515,13 +532,13 @@ def _refresh_agents(connection: Connection, card_urls: Iterable[str]) -> None:
     """Recount each agent's summary row from its records (index range scans)."""
     for card_url in sorted(set(card_urls)):
         mine = records.c.card_url == card_url
-        latest = (
-            sa.select(records.c.id)
+        latest_row = connection.execute(
+            sa.select(records.c.id, records.c.agent_name)
             .where(mine)
             .order_by(records.c.finished_at.desc(), records.c.id.desc())
             .limit(1)
-            .scalar_subquery()
-        )
+        ).first()
+        latest, name = (latest_row.id, latest_row.agent_name) if latest_row else (None, None)
         counts = connection.execute(
             sa.select(
                 sa.func.count(),
@@ -533,9 +550,20 @@ def _refresh_agents(connection: Connection, card_urls: Iterable[str]) -> None:
             agents_table.update()
             .where(agents_table.c.card_url == card_url)
             .values(
-                latest_id=latest, results=counts[0], evidence=counts[1], last_received=counts[2]
+                latest_id=latest,
+                results=counts[0],
+                evidence=counts[1],
+                last_received=counts[2],
+                name=name,  # the latest record's: an agent is named as it last named itself
+                search=search_text(card_url, name),
             )
         )
+
+
+def search_text(card_url: str, name: str | None) -> str:
+    """What search matches for an agent: its card URL and its name on one line each, so
+    one case-folded ``LIKE`` per agent finds either (a URL holds no line break)."""
+    return card_url if name is None else f"{card_url}\n{name}"
 
 
 def _rebuild_agents(connection: Connection) -> None:
@@ -802,6 +830,7 @@ class Ledger:
             standing_reason=getattr(row, "standing_reason", None),
             card_signature=getattr(row, "card_signature", None),
             card_reading=getattr(row, "card_reading", None),
+            agent_name=getattr(row, "agent_name", None),
         )
 
     def _one(self, where: Any) -> StoredRecord | None:
@@ -851,7 +880,8 @@ class Ledger:
     ) -> tuple[list[AgentSummary], int]:
         """One page of agents by card URL (never by outcome), read from the summary kept
         at write time: O(page). ``search``: only agents whose card URL holds it (case
-        folded). Returns the page and how many agents match (-1 without ``count``)."""
+        folded) or whose latest record's ``agent.name`` does. Returns the page and how
+        many agents match (-1 without ``count``)."""
         where: Any = sa.true()
         if search:
             pattern = (
@@ -861,7 +891,9 @@ class Ledger:
             )
             # SQLite's LIKE folds ASCII case itself; PostgreSQL's ILIKE does. Either way
             # no function runs per row.
-            column = agents_table.c.card_url
+            # The card URL or the name the agent last gave itself, kept in one indexed
+            # column: one LIKE per agent, an index-only scan of the summary.
+            column = agents_table.c.search
             where = (
                 column.like(pattern, escape="\\")
                 if self.dialect == "sqlite"

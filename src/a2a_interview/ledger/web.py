@@ -62,12 +62,13 @@ __all__ = ["CSP", "MAX_PER_PAGE", "PAGE_SIZE", "app", "serve"]
 PAGE_SIZE: Final = 50
 MAX_PER_PAGE: Final = 200
 
-# No script of any kind, no frames, no forms, no foreign origins: the page is text, an
-# inline SVG and one stylesheet of ours. Agent strings are escaped by the templates;
+# No script of any kind, no frames, no foreign origins, forms only to this page's own
+# origin (the index's search box, a GET): the page is text, an inline SVG, one form and
+# one stylesheet of ours. Agent strings are escaped by the templates;
 # this is the second wall if an escape were ever missed.
 CSP: Final = (
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'"
+    "form-action 'self'; frame-ancestors 'none'"
 )
 _SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (b"content-security-policy", CSP.encode()),
@@ -174,7 +175,7 @@ MAX_SEARCH: Final = 200
 
 def _paging(request: Request, api: bool) -> tuple[int, int, str | None]:
     """``page``, ``per_page`` (API only) and ``q`` (a search on the index: part of a
-    card URL, at most 200 characters)."""
+    card URL or of an agent's name, at most 200 characters)."""
     query = _query(request, ("page", "per_page", "q") if api else ("page", "q"))
     page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
     per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
@@ -260,7 +261,7 @@ ROW_CACHE: Final = 20_000
 TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
 
 _KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
-                "standing_reason", "card_signature", "card_reading")  # fmt: skip
+                "standing_reason", "card_signature", "card_reading", "agent_name")  # fmt: skip
 
 
 def _columns_of(record: Any) -> dict[str, Any]:
@@ -459,6 +460,7 @@ class _Pages:
         agents = [
             {
                 "card_url": a["row"].card_url,
+                "name": a["row"].agent_name,  # as the card names itself; never identity
                 "href": f"/api/agents/{a['ref']}",
                 "results": a["count"],
                 "latest": a["row"].to_json(),
@@ -479,6 +481,7 @@ class _Pages:
         return _json(
             {
                 "card_url": view.latest.card_url,
+                "name": view.latest.agent_name,  # as the card names itself; never identity
                 "latest": view.latest.to_json(),
                 "latest_evidence": view.evidence.to_json() if view.evidence else None,
                 "conflicts": [c.to_json() for c in view.conflicts],

@@ -84,6 +84,7 @@ from ..record import (
     ResultRecord,
     Run,
     agent_key_ids,
+    card_name,
     nkey_jwk,
     proposal_keys,
     proposal_signer,
@@ -1048,6 +1049,7 @@ async def verify(
             [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
         ),
         credentials=Credentials.of(opts.client.headers),
+        agent_name=card_name(last.card),  # peer text, never the agent's identity
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)
