@@ -374,7 +374,11 @@ def in_process(group: list[Case], seconds: float = 3.0) -> list[float]:
 
 
 def cases() -> list[list[Case]]:
-    ask = {"Content-Type": "application/json", "A2A-Extensions": INTERVIEW_URI}
+    ask = {
+        "Content-Type": "application/json",
+        "A2A-Extensions": INTERVIEW_URI,
+        "A2A-Version": "1.0",
+    }
     send = {"Content-Type": "application/json", "A2A-Version": "1.0"}
     return [
         [
@@ -475,8 +479,11 @@ def main(argv: list[str] | None = None) -> int:
         scripts: dict[str, Path] = {}
         for group in groups:
             bodies = {c.label: check(c, origins[c.server]) for c in group}
-            if group[0].body == IDENTITY and len(set(bodies.values())) != 1:
-                print("the identity answers differ between servers", file=sys.stderr)
+            if group[0].body == IDENTITY and (
+                len(set(bodies.values())) != 1 or not all(b'"result"' in b for b in bodies.values())
+            ):
+                print(f"the identity answers differ or are not answers: {bodies}",
+                      file=sys.stderr)  # fmt: skip
                 return 1
             if group[0].body == SEND and not all(b'"result"' in b for b in bodies.values()):
                 print(f"SendMessage failed: {bodies}", file=sys.stderr)
