@@ -97,13 +97,22 @@ def _card() -> dict[str, Any]:
     return {"name": "N", "version": "1", "skills": []}
 
 
-def test_card_key_ids_are_the_jwks_thumbprints_sorted() -> None:
+def test_card_key_ids_are_the_thumbprints_of_jwks_keys_that_signed_sorted() -> None:
+    # PROFILE §8 (amended, issue 13 finding 1): an agent key is a key that verified one
+    # of the card's signatures; a key the JWKS merely holds names none (else an agent
+    # could list a platform's public runner key and veto its evidence).
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
-    jwks = [public_jwk(ed25519.Ed25519PrivateKey.generate(), kid=f"k{i}") for i in range(2)]
-    expected = tuple(sorted(thumbprint(j) for j in jwks))
-    assert record.card_key_ids(sign_record(_doc(), SEED), _card(), jwks) == expected
-    assert record.card_key_ids(_doc(), _card(), [*jwks, {"kty": "nope"}]) == expected
+    privates = [ed25519.Ed25519PrivateKey.generate() for _ in range(3)]
+    jwks = [public_jwk(p, kid=f"k{i}") for i, p in enumerate(privates)]
+    card = sign_card(_card(), privates[2], kid="k2")
+    card = sign_card(card, privates[0], kid="k0")  # two signers, the listed k1 not one
+    expected = tuple(sorted((thumbprint(jwks[0]), thumbprint(jwks[2]))))
+    assert record.card_key_ids(sign_record(_doc(), SEED), card, jwks) == expected
+    assert record.card_key_ids(_doc(), card, [*jwks, {"kty": "nope"}, "x"]) == expected
+    assert record.card_key_ids(_doc(), card, reversed(jwks)) == expected
+    assert record.card_key_ids(_doc(), card, [jwks[1]]) == ()  # listed only
+    assert record.card_key_ids(_doc(), _card(), jwks) == ()  # an unsigned card
 
 
 def test_a_runner_key_that_signed_the_card_is_an_agent_key() -> None:

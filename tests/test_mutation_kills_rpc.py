@@ -77,10 +77,32 @@ def test_a_refusal_and_invalid_params_are_200_and_keep_the_id() -> None:
     assert limited.request_id == 7 and b'"id":7' in limited.body
 
 
+INVALID_REQUEST = b'{"error":{"code":-32600,"message":"Invalid Request"},"id":null,"jsonrpc":"2.0"}'
+
+
 def test_the_body_bound_given_is_the_bound_used() -> None:
+    # PROFILE §3.9 (amended, issue 14 findings 8-9): an activated call up to the bound
+    # given is read and answered; one byte past it is never parsed, and since it names
+    # the namespace it is refused (-32600 with the echo, JSON-RPC's id unknown: null),
+    # never passed on to the host, which would read it at any size.
     body = _envelope("interview/identity")
-    assert rpc.jsonrpc(body, ON, IV, max_bytes=len(body)) is not None
-    assert rpc.jsonrpc(body, ON, IV, max_bytes=len(body) - 1) is None  # the host's
+    answered = rpc.jsonrpc(body, ON, IV, max_bytes=len(body))
+    assert answered is not None and (answered.status, answered.request_id) == (200, 7)
+    assert answered.body.startswith(b'{"id":7,"jsonrpc":"2.0","result":{')
+    refused = rpc.jsonrpc(body, ON, IV, max_bytes=len(body) - 1)
+    assert refused is not None
+    assert (refused.status, refused.body, refused.request_id) == (200, INVALID_REQUEST, None)
+    assert ("A2A-Extensions", URI) in refused.headers
+    # A bound above the default (64 KiB) is the one used too: a call padded with blanks
+    # past the default is answered under a larger bound, refused under the default.
+    padded = body[:-1] + b" " * rpc.MAX_REQUEST_BYTES + b"}"
+    large = rpc.jsonrpc(padded, ON, IV, max_bytes=len(padded))
+    assert large is not None and large.body == answered.body
+    default = rpc.jsonrpc(padded, ON, IV)
+    assert default is not None and default.body == INVALID_REQUEST
+    # Past the bound, a body naming no interview method is the host's.
+    other = _envelope("message/send", params={"x": "interview"})
+    assert rpc.jsonrpc(other, ON, IV, max_bytes=len(other) - 1) is None
 
 
 def test_a_leniently_read_body_of_exactly_the_bound_is_refused() -> None:
