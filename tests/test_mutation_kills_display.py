@@ -403,6 +403,8 @@ def test_a_list_line_of_malformed_columns_is_a_line_of_defaults() -> None:
                "signature": 3, "standing_reason": 4, "card_signature": 6,
                "card_reading": 7}  # fmt: skip
     shown = column_row("x", "u", columns, ("s", "f"))
+    # Never raises: a reason that is not even hashable is no reason.
+    assert column_row("x", "u", {**columns, "standing_reason": ["evidence"]}, ("s", "f")) == shown
     assert shown == Row(
         id="x", card_url="u", outcome="", outcome_label="unrecognised outcome",
         outcome_meaning="this version cannot read it", tone="neutral", party="",
@@ -446,6 +448,9 @@ def test_timeline_tips_cut_the_date_and_the_runner() -> None:
     label = ("no runner key (self-declared name: " + "n" * 100)[:119]
     assert f"<title>1. {'d' * 39}…: consistent, run by the agent itself {label}…, claim" in svg
     assert f'<text class="date" x="8" y="56">{"d" * 10}</text>' in svg
+    # The date is cut to 10 characters as shown, invisible characters' tags counted.
+    tagged = timeline_svg([_row(1, finished="\u200babcdefghi")])
+    assert '<text class="date" x="8" y="56">&lt;U+200B&gt;a…</text>' in tagged
     exact = timeline_svg([_row(1, name="n" * 84, finished="e" * 40)])  # label: 120
     assert f"<title>1. {'e' * 40}: consistent, run by the agent itself no runner key " in exact
     assert f"name: {'n' * 84})," in exact
