@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys
+from a2a_interview.cardsig import thumbprint
 from a2a_interview.ledger import display
 from a2a_interview.ledger.display import (
     MAX_CONFLICTS,
@@ -19,17 +20,24 @@ from a2a_interview.ledger.display import (
     MAX_VALUE,
     Row,
     check_rows,
+    column_row,
     conflicts,
     incomplete,
     outcome_view,
     row,
     standing,
+    timeline_items,
     timeline_svg,
     visible,
 )
-from a2a_interview.record import sign_record
+from a2a_interview.ledger.runners import NO_RUNNERS, Runners, RunnerView, runner_view
+from a2a_interview.record import nkey_jwk, sign_record
 
 SEED = nkeys.generate_seed()
+KEY = nkeys.public_of(nkeys.private_key(SEED))
+# PROFILE §8 "Who ran it": a runner key's fingerprint, the first 16 characters of the
+# RFC 7638 thumbprint of its Ed25519 key.
+FINGERPRINT = thumbprint(nkey_jwk(KEY))[:16]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +91,11 @@ def _record(**extra: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
         "outcome": "consistent",
         "ran_by": {"party": "third_party", "name": "Runner \u202e", "key": 5},
-        "agent": {"card_signature": {"status": "key_unavailable", "reading": "proto"}},
+        "agent": {
+            "url": "https://a.example/",
+            "card_url": "https://a.example/.well-known/agent-card.json",
+            "card_signature": {"status": "key_unavailable", "reading": "proto"},
+        },
         "started_at": "2026-01-01T00:00:00Z",
         "finished_at": "2026-01-01T00:01:00Z",
     }
@@ -91,6 +103,9 @@ def _record(**extra: Any) -> dict[str, Any]:
 
 
 def test_a_row_reads_the_record_and_nothing_else() -> None:
+    # PROFILE §8: a sane record (times in order, http(s) URLs, no calls elsewhere) by a
+    # third party with no runner key and no signature: a claim, "unsigned"; the runner
+    # has no key, so only its self-declared name (issue 13: runners are keys).
     shown = row(7, "https://a.example", _record())
     assert (shown.id, shown.card_url, shown.outcome) == ("7", "https://a.example", "consistent")
     assert (shown.outcome_label, shown.tone) == ("consistent", "consistent")
@@ -98,6 +113,10 @@ def test_a_row_reads_the_record_and_nothing_else() -> None:
     assert shown.runner_name == "Runner \u202e"  # agent data, made visible by the page
     assert shown.runner_key is None  # not a string
     assert (shown.record_signature, shown.standing) == ("unsigned", "claim")
+    assert (shown.standing_reason, shown.standing_words) == ("unsigned", "claim")
+    assert shown.standing_why == "no runner signature binds it to the party it names"
+    label = "no runner key (self-declared name: Runner \u202e)"
+    assert shown.runner == RunnerView(None, None, False, None, "Runner \u202e", label)
     assert (shown.card_signature, shown.card_reading) == ("key unavailable", "proto")
     assert (shown.started_at, shown.finished_at) == ("2026-01-01T00:00:00Z",
                                                      "2026-01-01T00:01:00Z")  # fmt: skip
@@ -105,11 +124,29 @@ def test_a_row_reads_the_record_and_nothing_else() -> None:
     assert (timed.started_at, timed.finished_at) == ("s", "f")
     assert shown.to_json() == {
         "id": "7", "card_url": "https://a.example", "outcome": "consistent",
+        "outcome_label": "consistent",
         "ran_by": {"party": "third_party", "name": "Runner \u202e", "key": None},
-        "record_signature": "unsigned", "standing": "claim",
+        "runner": {"key": None, "fingerprint": None, "listed": False, "listed_name": None,
+                   "self_declared_name": "Runner \u202e", "label": label},
+        "record_signature": "unsigned", "standing": "claim", "standing_reason": "unsigned",
+        "standing_words": "claim",
         "card_signature": {"status": "key unavailable", "reading": "proto"},
         "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z",
     }  # fmt: skip
+    # One vocabulary (issue 13 finding 7): the label is the page's word, not the code.
+    assert row(7, "u", _record(outcome="non_conformant")).to_json()["outcome_label"] == (
+        "non-conformant"
+    )
+
+
+def test_an_insane_record_is_a_claim_with_the_sanity_reason() -> None:
+    # PROFILE §8: every reader checks sanity before showing a record; one that fails is
+    # shown as a claim with its reason.
+    late = row(1, "u", _record(started_at="2026-01-01T00:02:00Z"))
+    assert (late.standing, late.standing_reason) == ("claim", "finished_before_started")
+    assert late.standing_why == "it says it finished before it started"
+    script = _record(agent={"url": "javascript:alert(1)"})
+    assert row(1, "u", script).standing_reason == "url_scheme"
 
 
 def test_a_malformed_record_gives_a_row_of_defaults() -> None:
@@ -182,7 +219,15 @@ def test_conflicts_and_values_are_bounded() -> None:
      ({"reason": 1}, ("", "")), ("x", None), (None, None)],
 )  # fmt: skip
 def test_incomplete(found: Any, expected: Any) -> None:
-    assert incomplete({"incomplete": found}) == expected
+    assert incomplete({"outcome": "unreachable", "incomplete": found}) == expected
+
+
+@pytest.mark.parametrize("outcome", ["non_conformant", "consistent", "churn", None, 5])
+def test_incomplete_only_for_an_unreachable_result(outcome: Any) -> None:
+    # docs/decisions.md (ledger page, 18; issue 13 finding 6): no "why not completed"
+    # text beside a result that completed.
+    found = {"reason": "timeout", "detail": "d"}
+    assert incomplete({"outcome": outcome, "incomplete": found}) is None
 
 
 def test_check_rows_in_our_order_with_status_text() -> None:
@@ -205,44 +250,88 @@ def test_check_rows_in_our_order_with_status_text() -> None:
     assert check_rows({"checks": ["card_fetch"]}) == []
 
 
-def _row(i: int, standing: str = "claim", tone: str = "neutral") -> Row:
-    return Row(str(i), "u", "consistent", "consistent", "m", tone,  # type: ignore[arg-type]
-               "self", "the agent itself", "N<&>", None, "unsigned", standing,  # type: ignore[arg-type]
-               "unsigned", None, f"2026-01-0{i}", "f")  # fmt: skip
+def _row(
+    i: int,
+    standing: str = "claim",
+    tone: str = "neutral",
+    words: str = "claim",
+    name: str = "N<&>",
+    finished: str | None = None,
+) -> Row:
+    return Row(
+        id=str(i), card_url="u", outcome="consistent", outcome_label="consistent",
+        outcome_meaning="m", tone=tone, party="self",  # type: ignore[arg-type]
+        party_label="the agent itself", runner_name=name, runner_key=None,
+        record_signature="unsigned", standing=standing,  # type: ignore[arg-type]
+        standing_reason="self_run", standing_why="w", standing_words=words,
+        runner=runner_view(None, name, NO_RUNNERS), card_signature="unsigned",
+        card_reading=None, started_at="s",
+        finished_at=f"2026-01-0{i}T12:00:00.000Z" if finished is None else finished,
+    )  # fmt: skip
+
+
+TIMELINE_HEAD = (
+    '<svg xmlns="http://www.w3.org/2000/svg" class="timeline" role="img" width="160" '
+    'height="64" viewBox="0 0 160 64" aria-label="History of {n} result(s), oldest on '
+    'the left"><title>History of {n} result(s), oldest on the left</title>'
+    '<line class="axis" x1="16" y1="30" x2="144" y2="30"/>'
+)
 
 
 def test_timeline_svg_exactly() -> None:
-    svg = timeline_svg([_row(1, "evidence", "consistent"), _row(2)])
-    assert svg == (
-        '<svg xmlns="http://www.w3.org/2000/svg" class="timeline" role="img" width="120" '
-        'height="44" viewBox="0 0 120 44" aria-label="History of 2 result(s), oldest on '
-        'the left"><title>History of 2 result(s), oldest on the left</title>'
-        '<line class="axis" x1="14" y1="22" x2="106" y2="22"/>'
-        '<a href="#record-1"><circle class="mark consistent filled" cx="14" cy="22" r="7">'
-        "<title>2026-01-01: consistent, run by the agent itself N&lt;&amp;&gt;, evidence"
-        "</title></circle></a>"
-        '<a href="#record-2"><circle class="mark neutral hollow" cx="36" cy="22" r="7">'
-        "<title>2026-01-02: consistent, run by the agent itself N&lt;&amp;&gt;, claim"
-        "</title></circle></a></svg>"
+    # issue 13 finding 6, docs/decisions.md (ledger page, 17): every mark numbered, its
+    # tip the finish (RFC 3339, as the tables), outcome, who ran it (the runner's
+    # label: PROFILE §8, a runner is its key) and standing in the page's words; the first
+    # and last dates under the axis. Marks 26 apart, 16 from each edge, at least 160 wide.
+    first = _row(1, "evidence", "consistent", words="evidence by an unlisted runner")
+    svg = timeline_svg([first, _row(2)])
+    assert svg == TIMELINE_HEAD.format(n=2) + (
+        '<a href="#record-1"><circle class="mark consistent filled" cx="16" cy="30" r="7">'
+        "<title>1. 2026-01-01T12:00:00.000Z: consistent, run by the agent itself "
+        "no runner key (self-declared name: N&lt;&amp;&gt;), evidence by an unlisted runner"
+        '</title></circle><text class="mark-label" x="16" y="16" text-anchor="middle">1'
+        "</text></a>"
+        '<a href="#record-2"><circle class="mark neutral hollow" cx="42" cy="30" r="7">'
+        "<title>2. 2026-01-02T12:00:00.000Z: consistent, run by the agent itself "
+        "no runner key (self-declared name: N&lt;&amp;&gt;), claim"
+        '</title></circle><text class="mark-label" x="42" y="16" text-anchor="middle">2'
+        "</text></a>"
+        '<text class="date" x="8" y="56">2026-01-01</text>'
+        '<text class="date" x="152" y="56" text-anchor="end">2026-01-02</text></svg>'
     )
+
+
+def test_a_timeline_of_one_has_one_date_and_of_none_no_mark() -> None:
+    assert timeline_svg([]) == TIMELINE_HEAD.format(n=0) + "</svg>"
+    one = timeline_svg([_row(3, finished="2026-01-03")])  # a date alone is cut as is
+    assert one.endswith('<text class="date" x="8" y="56">2026-01-03</text></svg>')
+    assert one.count('class="date"') == 1
 
 
 def test_timeline_svg_keeps_the_last_marks_and_grows_with_them() -> None:
     rows = [_row(i % 9 + 1) for i in range(MAX_TIMELINE + 5)]
     svg = timeline_svg(rows, href=lambda r: f"/r/{r.id}?a=1&b=2")
     assert svg.count("<circle") == MAX_TIMELINE
-    width = 14 * 2 + 22 * (MAX_TIMELINE - 1)
-    assert f'width="{width}"' in svg and f'x2="{width - 14}"' in svg
+    width = 16 * 2 + 26 * (MAX_TIMELINE - 1)
+    assert f'width="{width}"' in svg and f'x2="{width - 16}"' in svg
     assert 'href="/r/6?a=1&amp;b=2"' in svg  # the sixth row is the first kept
     assert svg.index('href="/r/6?') < svg.index('href="/r/7?')
     assert f"History of {MAX_TIMELINE} result(s)" in svg
-    assert timeline_svg([]).startswith('<svg xmlns="http://www.w3.org/2000/svg" class="timeline" '
-                                       'role="img" width="120"')  # fmt: skip
+    assert f'text-anchor="middle">{MAX_TIMELINE}</text>' in svg
+    assert f'text-anchor="middle">{MAX_TIMELINE + 1}</text>' not in svg
+    # The first kept is row 6 (2026-01-06); the last, the 65th, is row 64 % 9 + 1 = 2.
+    assert '<text class="date" x="8" y="56">2026-01-06</text>' in svg
+    assert f'<text class="date" x="{width - 8}" y="56" text-anchor="end">2026-01-02</text>' in svg
+    assert [(n, r.id) for n, r in timeline_items(rows)][:2] == [(1, "6"), (2, "7")]
+    assert len(timeline_items(rows)) == MAX_TIMELINE
+    assert timeline_items(rows)[-1] == (MAX_TIMELINE, rows[-1])
 
 
-def _signed(party: str = "third_party") -> dict[str, Any]:
+def _signed(party: str = "third_party", **extra: Any) -> dict[str, Any]:
     document = {"outcome": "consistent", "ran_by": {"party": party, "name": "R"},
-                "agent": {"keys": []}}  # fmt: skip
+                "agent": {"url": "https://a.example/", "keys": []},
+                "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z",
+                **extra}  # fmt: skip
     return sign_record(document, SEED)
 
 
@@ -250,19 +339,81 @@ def test_evidence_needs_the_content_and_a_verifying_signature() -> None:
     # PROFILE §8, interview §9 rule 4: a third party's record signed by its runner is
     # evidence; the same with a signature that does not verify, or said to be unsigned
     # or invalid by the caller, is a claim; a self-run record is a claim, signed or not.
+    # The standing is recomputed from the bytes, never taken on trust, the caller's word
+    # on the signature included (PROFILE §8: "from what it can check").
     signed = _signed()
     assert standing(signed) == "evidence"
     assert standing(signed, "valid") == "evidence"
-    assert standing(signed, "invalid") == "claim"
-    assert standing(signed, "unsigned") == "claim"
+    assert standing(signed, "invalid") == "evidence"
+    assert standing(signed, "unsigned") == "evidence"
     assert standing({k: v for k, v in signed.items() if k != "signatures"}) == "claim"
+    assert standing(_signed(finished_at="2025-12-31T00:00:00Z")) == "claim"  # insane
     assert standing({**signed, "outcome": "churn"}) == "claim"  # no longer verifies
     assert standing(_signed("self")) == "claim"
     assert standing(_signed("self"), "valid") == "claim"
     shown = row(1, "u", signed)
     assert (shown.record_signature, shown.standing) == ("valid", "evidence")
-    assert shown.runner_key == signed["ran_by"]["key"]
-    assert row(1, "u", {**signed, "outcome": "churn"}).standing == "claim"
+    assert (shown.standing_reason, shown.runner_key) == ("evidence", KEY)
+    # PROFILE §8: evidence by a key the operator does not list is worded apart.
+    assert shown.standing_words == "evidence by an unlisted runner"
+    assert shown.runner.label == f"unlisted key {FINGERPRINT} (self-declared name: R)"
+    listed = row(1, "u", signed, runners=Runners({KEY: "Acme Market"}))
+    assert listed.standing_words == "evidence"
+    assert listed.runner.label == f"Acme Market (listed runner, key {FINGERPRINT})"
+    tampered = row(1, "u", {**signed, "outcome": "churn"})
+    assert (tampered.standing, tampered.standing_reason) == ("claim", "signature_invalid")
+    assert tampered.standing_words == "claim"
+    assert row(1, "u", _signed("self"), runners=Runners({KEY: "A"})).standing_words == "claim"
+
+
+def test_a_list_line_reads_the_columns_kept_at_write_time() -> None:
+    # docs/decisions.md (ledger store, 14): a list line is made from the columns the
+    # store kept, its standing from the kept reason (computed from the bytes at write
+    # time by the same rule), the runner named through the operator's list.
+    columns = {"outcome": "non_conformant", "party": "platform", "runner_name": "Acme",
+               "runner_key": KEY, "signature": "valid", "standing": "evidence",
+               "standing_reason": "evidence", "card_signature": "key_unavailable",
+               "card_reading": "served"}  # fmt: skip
+    shown = column_row(3, "https://a.example", columns, ("s", "f"), Runners({KEY: "Acme M"}))
+    assert shown == Row(
+        id="3", card_url="https://a.example", outcome="non_conformant",
+        outcome_label="non-conformant",
+        outcome_meaning="a conflict with its declared documents persisted across a re-run",
+        tone="conflict", party="platform", party_label="a platform", runner_name="Acme",
+        runner_key=KEY, record_signature="valid", standing="evidence",
+        standing_reason="evidence",
+        standing_why="an independent runner signed it with a key that is none of the agent's",
+        standing_words="evidence",
+        runner=RunnerView(KEY, FINGERPRINT, True, "Acme M", "Acme",
+                          f"Acme M (listed runner, key {FINGERPRINT})"),
+        card_signature="key unavailable", card_reading="served", started_at="s", finished_at="f",
+    )  # fmt: skip
+    unlisted = column_row(3, "u", columns, ("s", "f"))
+    assert unlisted.standing_words == "evidence by an unlisted runner"
+    own = column_row(3, "u", {**columns, "standing_reason": "agent_key"}, ("s", "f"))
+    assert (own.standing, own.standing_reason, own.standing_words) == ("claim", "agent_key",
+                                                                        "claim")  # fmt: skip
+    assert own.standing_why == "the runner key is one of the agent's own keys"
+    odd = column_row(3, "u", {**columns, "standing_reason": "made-up"}, ("s", "f"))
+    assert (odd.standing, odd.standing_reason, odd.standing_why) == ("claim", "made-up", "")
+
+
+def test_a_list_line_of_malformed_columns_is_a_line_of_defaults() -> None:
+    columns = {"outcome": 5, "party": None, "runner_name": 1, "runner_key": 2,
+               "signature": 3, "standing_reason": 4, "card_signature": 6,
+               "card_reading": 7}  # fmt: skip
+    shown = column_row("x", "u", columns, ("s", "f"))
+    # Never raises: a reason that is not even hashable is no reason.
+    assert column_row("x", "u", {**columns, "standing_reason": ["evidence"]}, ("s", "f")) == shown
+    assert shown == Row(
+        id="x", card_url="u", outcome="", outcome_label="unrecognised outcome",
+        outcome_meaning="this version cannot read it", tone="neutral", party="",
+        party_label="unrecognised party", runner_name="", runner_key=None,
+        record_signature="", standing="claim", standing_reason="", standing_why="",
+        standing_words="claim",
+        runner=RunnerView(None, None, False, None, "", "no runner key (self-declared name: )"),
+        card_signature="not checked", card_reading=None, started_at="s", finished_at="f",
+    )  # fmt: skip
 
 
 def test_a_row_carries_the_outcome_meaning_and_only_a_string_reading() -> None:
@@ -290,7 +441,16 @@ def test_a_run_without_conflicts_has_none() -> None:
 
 
 def test_timeline_tips_cut_the_date_and_the_runner() -> None:
-    long = Row("1", "u", "consistent", "consistent", "m", "neutral", "self", "P",
-               "n" * 100, None, "unsigned", "claim", "unsigned", None, "d" * 50, "f")  # fmt: skip
+    # The finish to 40 characters and the runner's label to 120, each ending in "…"; the
+    # date under the axis is the first 10 characters of the finish.
+    long = _row(1, name="n" * 100, finished="d" * 50)
     svg = timeline_svg([long])
-    assert f"<title>{'d' * 39}…: consistent, run by P {'n' * 79}…, claim</title>" in svg
+    label = ("no runner key (self-declared name: " + "n" * 100)[:119]
+    assert f"<title>1. {'d' * 39}…: consistent, run by the agent itself {label}…, claim" in svg
+    assert f'<text class="date" x="8" y="56">{"d" * 10}</text>' in svg
+    # The date is cut to 10 characters as shown, invisible characters' tags counted.
+    tagged = timeline_svg([_row(1, finished="\u200babcdefghi")])
+    assert '<text class="date" x="8" y="56">&lt;U+200B&gt;a…</text>' in tagged
+    exact = timeline_svg([_row(1, name="n" * 84, finished="e" * 40)])  # label: 120
+    assert f"<title>1. {'e' * 40}: consistent, run by the agent itself no runner key " in exact
+    assert f"name: {'n' * 84})," in exact

@@ -97,13 +97,22 @@ def _card() -> dict[str, Any]:
     return {"name": "N", "version": "1", "skills": []}
 
 
-def test_card_key_ids_are_the_jwks_thumbprints_sorted() -> None:
+def test_card_key_ids_are_the_thumbprints_of_jwks_keys_that_signed_sorted() -> None:
+    # PROFILE §8 (amended, issue 13 finding 1): an agent key is a key that verified one
+    # of the card's signatures; a key the JWKS merely holds names none (else an agent
+    # could list a platform's public runner key and veto its evidence).
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
-    jwks = [public_jwk(ed25519.Ed25519PrivateKey.generate(), kid=f"k{i}") for i in range(2)]
-    expected = tuple(sorted(thumbprint(j) for j in jwks))
-    assert record.card_key_ids(sign_record(_doc(), SEED), _card(), jwks) == expected
-    assert record.card_key_ids(_doc(), _card(), [*jwks, {"kty": "nope"}]) == expected
+    privates = [ed25519.Ed25519PrivateKey.generate() for _ in range(3)]
+    jwks = [public_jwk(p, kid=f"k{i}") for i, p in enumerate(privates)]
+    card = sign_card(_card(), privates[2], kid="k2")
+    card = sign_card(card, privates[0], kid="k0")  # two signers, the listed k1 not one
+    expected = tuple(sorted((thumbprint(jwks[0]), thumbprint(jwks[2]))))
+    assert record.card_key_ids(sign_record(_doc(), SEED), card, jwks) == expected
+    assert record.card_key_ids(_doc(), card, [*jwks, {"kty": "nope"}, "x"]) == expected
+    assert record.card_key_ids(_doc(), card, reversed(jwks)) == expected
+    assert record.card_key_ids(_doc(), card, [jwks[1]]) == ()  # listed only
+    assert record.card_key_ids(_doc(), _card(), jwks) == ()  # an unsigned card
 
 
 def test_a_runner_key_that_signed_the_card_is_an_agent_key() -> None:
@@ -191,3 +200,76 @@ def test_a_record_without_canonical_form_has_an_invalid_signature() -> None:
     signed = sign_record(_doc(), SEED)
     assert verify_record_signature({**signed, "n": 2**60}) == RecordSignature("invalid")
     assert verify_record_signature({**signed, "n": float("nan")}) == RecordSignature("invalid")
+
+
+NOW = __import__("datetime").datetime(2026, 6, 1, 12, 0, tzinfo=__import__("datetime").UTC)
+CARD = "https://a.example/.well-known/agent-card.json"
+
+
+def _sane(**extra: Any) -> dict[str, Any]:
+    return {"agent": {"url": "https://a.example/", "card_url": CARD},
+            "started_at": "2026-06-01T11:00:00Z", "finished_at": "2026-06-01T11:01:00Z",
+            "runs": [{"calls": [{"interface": "https://a.example/rpc"}],
+                      "proposals": [{"url": "https://a.example/p.json"}]}], **extra}  # fmt: skip
+
+
+def _calls(*interfaces: Any, card_url: Any = CARD, url: Any = "https://a.example/") -> Any:
+    runs = [{"calls": [{"interface": i} for i in interfaces]}]
+    return record.record_sanity(_sane(agent={"url": url, "card_url": card_url}, runs=runs), NOW)
+
+
+def test_sanity_says_each_failure_in_fixed_words() -> None:
+    # PROFILE §8 (amended, issue 13 findings 2-3); docs/decisions.md (ledger store, 12):
+    # the checks in order, each a fixed reason and fixed detail, never a record's value.
+    insane = record.Insane
+    sanity = record.record_sanity
+    assert sanity(_sane(), NOW) is None
+    assert sanity(_sane(started_at="x"), NOW) == insane(
+        "times_unreadable", "started_at or finished_at is not an RFC 3339 time")  # fmt: skip
+    same = "2026-06-01T11:00:00Z"
+    assert sanity(_sane(finished_at=same, started_at=same), NOW) is None  # equal: in order
+    assert sanity(_sane(finished_at="2026-06-01T10:59:59Z"), NOW) == insane(
+        "finished_before_started", "finished_at is earlier than started_at")  # fmt: skip
+    assert sanity(_sane(finished_at="2026-06-01T12:05:00Z"), NOW) is None  # the skew, exactly
+    assert sanity(_sane(finished_at="2026-06-01T12:05:00.001Z"), NOW) == insane(
+        "from_the_future", "finished_at is later than the reader's clock")  # fmt: skip
+    assert sanity(_sane(agent={"url": "ftp://a.example/", "card_url": CARD}), NOW) == insane(
+        "url_scheme", "the agent's URL is not an http or https URL")  # fmt: skip
+    bad_proposal = {"runs": [{"calls": [], "proposals": [{"url": "data:,x"}]}]}
+    assert sanity(_sane(**bad_proposal), NOW) == insane(
+        "url_scheme", "a proposal URL is not an http or https URL")  # fmt: skip
+    assert sanity(_sane(runs=[{"proposals": [{"url": None}, {}]}]), NOW) is None
+    assert _calls("javascript:x") == insane(
+        "url_scheme", "a call's interface is not an http or https URL")  # fmt: skip
+    assert _calls("https://b.example/rpc") == insane(
+        "calls_elsewhere", "a call was made to another agent's interface")  # fmt: skip
+    with pytest.raises(ValueError, match=r"^a naive datetime has no zone$"):
+        sanity(_sane(), NOW.replace(tzinfo=None))
+
+
+@pytest.mark.parametrize(
+    ("interface", "same"),
+    [
+        ("HTTPS://A.EXAMPLE./rpc", True),  # scheme and host without case, a trailing dot
+        ("http://api.a.example/rpc", True),  # a subdomain of the card's host
+        ("https://www.a.example/rpc", True),  # www. set aside
+        ("https://wwwa.example/rpc", False),
+        ("https://xa.example/rpc", False),  # a suffix that is not a subdomain
+        ("https://example/rpc", True),  # the card's host a subdomain of the call's
+        ("https:///rpc", False),  # no host
+        (5, False),
+    ],
+)
+def test_a_call_belongs_to_the_agent_by_host(interface: Any, same: bool) -> None:
+    found = _calls(interface)
+    assert (found is None) is same
+    assert found is None or found.reason in ("calls_elsewhere", "url_scheme")
+
+
+def test_the_card_urls_host_is_home_else_the_agents() -> None:
+    # docs/decisions.md (ledger store, 12): the card URL's host; agent.url's without one.
+    assert _calls("https://a.example/rpc", card_url=None) is None
+    assert _calls("https://c.example/rpc", card_url="https://c.example/card") is None
+    assert _calls("https://a.example/rpc", card_url="https://c.example/card") is not None
+    assert _calls("https://a.example/rpc", card_url="https://www.a.example/card") is None
+    assert _calls("https://a.example/rpc", card_url="https://x.www.a.example/c") is None
