@@ -561,6 +561,19 @@ def test_the_reader_clock_decides_the_future_with_five_minutes_of_slack() -> Non
         record_sanity(document, finished.replace(tzinfo=None))
 
 
+def test_a_record_without_agent_url_is_sane() -> None:
+    # PROFILE §8 names agent.card_url, not agent.url: a record from another
+    # implementation that leaves agent.url out is not a URL-scheme failure; its calls are
+    # judged against the card URL's host.
+    document = make("platform", agent_keys=AGENT_KEYS).to_json()
+    del document["agent"]["url"]
+    finished = datetime(2026, 11, 29, 10, 0, 1, 250000, tzinfo=UTC)
+    assert record_sanity(document, finished) is None
+    document["agent"]["card_url"] = "ftp://agent.example/.well-known/agent-card.json"
+    insane = record_sanity(document, finished)
+    assert insane is not None and insane.reason == "url_scheme"
+
+
 def test_every_standing_reason_has_its_words() -> None:
     # One vocabulary, defined once (issue 13 finding 7).
     assert set(STANDING_WHY) == set(STANDING_REASONS)

@@ -556,7 +556,8 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
         return Insane("from_the_future", "finished_at is later than the reader's clock")
     agent_url = member_at(record, "agent", "url")
     card_url = member_at(record, "agent", "card_url")
-    agent_host = _host(agent_url)
+    # PROFILE §8 lists agent.card_url, not agent.url: a record without the latter is sane.
+    agent_host = _host(agent_url) if agent_url is not None else None
     card_host = _host(card_url) if card_url is not None else None
     if agent_host is False or card_host is False:
         return Insane("url_scheme", "the agent's URL is not an http or https URL")
