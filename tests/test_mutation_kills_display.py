@@ -132,6 +132,7 @@ def test_a_row_reads_the_record_and_nothing_else() -> None:
         "standing_words": "claim",
         "card_signature": {"status": "key unavailable", "reading": "proto"},
         "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z",
+        "agent_name": None,  # the record names no agent (D-WEB-19: a name, never identity)
     }  # fmt: skip
     # One vocabulary (issue 13 finding 7): the label is the page's word, not the code.
     assert row(7, "u", _record(outcome="non_conformant")).to_json()["outcome_label"] == (
@@ -378,7 +379,9 @@ def test_a_list_line_reads_the_columns_kept_at_write_time() -> None:
     assert shown == Row(
         id="3", card_url="https://a.example", outcome="non_conformant",
         outcome_label="non-conformant",
-        outcome_meaning="a conflict with its declared documents persisted across a re-run",
+        outcome_meaning=(
+            "a conflict with its declared documents persisted across a re-run with a fresh card"
+        ),
         tone="conflict", party="platform", party_label="a platform", runner_name="Acme",
         runner_key=KEY, record_signature="valid", standing="evidence",
         standing_reason="evidence",

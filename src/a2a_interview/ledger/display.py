@@ -249,45 +249,24 @@ def row(
 ) -> Row:
     """The display line of one stored record (its parsed ``document``); ``times``
     (started, finished) as the store read them, else the record's own strings; the
-    runner named through the operator's ``runners`` list (PROFILE §8)."""
-    outcome = _text(document.get("outcome"))
-    label, meaning, tone = outcome_view(outcome)
-    party = _text(member_at(document, "ran_by", "party"))
-    key = member_at(document, "ran_by", "key")
-    card_status = member_at(document, "agent", "card_signature", "status")
-    signature = verify_record_signature(document).status
-    reading = member_at(document, "agent", "card_signature", "reading")
-    name = _text(member_at(document, "ran_by", "name"))
-    runner = runner_view(key if isinstance(key, str) else None, name, runners)
-    standing_now, reason = standing_reason(document)
-    words = (
-        EVIDENCE_WORDS["listed" if runner.listed else "unlisted"]
-        if standing_now == "evidence"
-        else "claim"
-    )
-    return Row(
-        id=str(record_id),
-        card_url=card_url,
-        outcome=outcome,
-        outcome_label=label,
-        outcome_meaning=meaning,
-        tone=tone,
-        party=party,
-        party_label=PARTIES.get(party, "unrecognised party"),
-        runner_name=name,
-        runner_key=key if isinstance(key, str) else None,
-        record_signature=signature,
-        standing=standing_now,
-        standing_reason=reason,
-        standing_why=STANDING_WHY[reason],
-        standing_words=words,
-        runner=runner,
-        card_signature=CARD_SIGNATURE.get(_text(card_status), "not checked"),
-        card_reading=reading if isinstance(reading, str) else None,
-        started_at=times[0] if times else _text(document.get("started_at")),
-        finished_at=times[1] if times else _text(document.get("finished_at")),
-        agent_name=agent_name(document),
-    )
+    runner named through the operator's ``runners`` list (PROFILE §8). The columns a
+    store keeps are read from the bytes here, the standing recomputed from them, and the
+    line built as :func:`column_row` builds it from those columns."""
+    _, reason = standing_reason(document)
+    columns = {
+        "outcome": document.get("outcome"),
+        "party": member_at(document, "ran_by", "party"),
+        "runner_key": member_at(document, "ran_by", "key"),
+        "runner_name": member_at(document, "ran_by", "name"),
+        "signature": verify_record_signature(document).status,
+        "standing_reason": reason,
+        "card_signature": member_at(document, "agent", "card_signature", "status"),
+        "card_reading": member_at(document, "agent", "card_signature", "reading"),
+        "agent_name": agent_name(document),
+    }
+    if times is None:
+        times = (_text(document.get("started_at")), _text(document.get("finished_at")))
+    return column_row(record_id, card_url, columns, times, runners)
 
 
 def column_row(
