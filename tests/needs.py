@@ -10,7 +10,7 @@ part is a broken CI set-up, never a silent skip (``.ci/run`` installs them).
 
 Use :func:`need` for every such check (:func:`module` for an optional Python package); do
 not write ``pytest.skip`` or ``pytest.importorskip`` anywhere else:
-``tests/test_needs.py`` reads every test file to hold that.
+``tests/test_suite_rules.py`` reads every test file to hold that.
 """
 
 from __future__ import annotations
