@@ -21,6 +21,7 @@ exactly like the agent's own methods.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,7 +53,13 @@ def request_segments(scope: Scope) -> tuple[str, ...]:
     path_segments`: decoding, dot segments, ``//``, ``;`` parameters, ``\\``, NUL,
     full-width forms, trailing dots), case kept. Compare with
     :func:`a2a_interview.rpc.path_key`. Never raises."""
-    return rpc.path_segments(raw_target(scope))
+    return _segments(raw_target(scope))
+
+
+# The same few paths arrive again and again: their reading is remembered (bounded, so a
+# client spraying paths only evicts; both functions are pure).
+_segments = functools.lru_cache(maxsize=1024)(rpc.path_segments)
+path_key = functools.lru_cache(maxsize=1024)(rpc.path_key)
 
 
 _ACTIVATION_HEADERS = frozenset({b"a2a-extensions", b"x-a2a-extensions"})
@@ -302,7 +309,7 @@ class InterviewMiddleware:
         routes = self._current()
         method = scope["method"]
         segments = request_segments(scope)  # every spelling is the same request (PROFILE §3.9)
-        key = rpc.path_key(segments)
+        key = path_key(segments)
         if method == "POST" and key in routes.rpc:
             await self._jsonrpc(scope, receive, send, routes)
         elif method in ("GET", "HEAD") and key == self._card_path and self.serve_card:
