@@ -50,12 +50,15 @@ async def echo_app(scope: Any, receive: Any, send: Any) -> None:
 
 
 @contextlib.contextmanager
-def bounded(bounds: listen.Bounds, app: Any = echo_app) -> Iterator[tuple[str, int]]:
-    """``app`` served with ``bounds`` on a free loopback port, in a thread."""
+def bounded(
+    bounds: listen.Bounds, app: Any = echo_app, **options: Any
+) -> Iterator[tuple[str, int]]:
+    """``app`` served with ``bounds`` (and uvicorn ``options``) on a free loopback port,
+    in a thread."""
     sock = listen.bind("127.0.0.1", 0)
     sock.setblocking(False)
     config = listen.config(app, bounds, log_level="error", access_log=False, lifespan="off",
-                           loop="asyncio", timeout_graceful_shutdown=1)  # fmt: skip
+                           loop="asyncio", timeout_graceful_shutdown=1, **options)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
                               daemon=True)  # fmt: skip

@@ -12,7 +12,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ import uvicorn
 
 from a2a_interview.server import listen
 from a2a_interview.spec import INTERVIEW_URI
-from test_bounds import connect, ordinary, read_all, send_until_refused
+from test_bounds import bounded, connect, ordinary, read_all, send_until_refused
 
 CHUNKED_HEAD = (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
@@ -48,31 +47,6 @@ class Recording:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", b"%d" % len(body))]})  # fmt: skip
         await send({"type": "http.response.body", "body": body})
-
-
-@contextlib.contextmanager
-def bounded(bounds: listen.Bounds, app: Any, **options: Any) -> Iterator[tuple[str, int]]:
-    """``app`` served with ``bounds`` (and uvicorn ``options``) on a free loopback port,
-    in a thread."""
-    sock = listen.bind("127.0.0.1", 0)
-    sock.setblocking(False)
-    config = listen.config(app, bounds, log_level="error", access_log=False, lifespan="off",
-                           loop="asyncio", timeout_graceful_shutdown=1, **options)  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)  # fmt: skip
-    thread.start()
-    for _ in range(1000):
-        if server.started:
-            break
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield sock.getsockname()[:2]
-    finally:
-        server.should_exit = True
-        thread.join(5)
-        sock.close()
 
 
 def exchange(address: tuple[str, int], request: bytes) -> bytes:
