@@ -259,6 +259,13 @@ def add_procedure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_jwks(parser: argparse.ArgumentParser, otherwise: str) -> None:
+    """``--jwks FILE`` (PROFILE §6.4: pinned keys); ``otherwise`` says where keys come
+    from without it."""
+    keys = parser.add_argument_group("card keys (docs/profile.md §6.4)")
+    keys.add_argument("--jwks", metavar="FILE", help=otherwise)
+
+
 def add_credentials(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("credentials (sent to the URL's own origin only)")
     group.add_argument(

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from .files import check_output, open_atomic, read_input, write_atomic
 from .options import (
     add_credentials,
+    add_jwks,
     add_network,
     add_procedure,
     add_runner,
@@ -144,11 +145,7 @@ def register(subparsers: Any) -> None:
     out.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     add_store_option(out, default=False)
     add_runner(verify)
-    keys = verify.add_argument_group("card keys (docs/profile.md §6.4)")
-    keys.add_argument(
-        "--jwks", metavar="FILE",
-        help="pin the card's keys (a JWK Set file); else its same-origin jku is fetched",
-    )  # fmt: skip
+    add_jwks(verify, "pin the card's keys (a JWK Set file); else its same-origin jku is fetched")
     add_procedure(verify)
     add_network(verify, "the whole procedure")
     add_credentials(verify)
@@ -201,11 +198,7 @@ def register(subparsers: Any) -> None:
                       "consistent")  # fmt: skip
     add_store_option(many, default=False)
     add_runner(many)
-    keys = many.add_argument_group("card keys (docs/profile.md §6.4)")
-    keys.add_argument(
-        "--jwks", metavar="FILE",
-        help="pin the cards' keys (a JWK Set file); else each card's same-origin jku",
-    )  # fmt: skip
+    add_jwks(many, "pin the cards' keys (a JWK Set file); else each card's same-origin jku")
     add_procedure(many)
     add_network(many, "each agent's whole procedure")
     creds = many.add_argument_group("credentials (each origin's sent to that origin only)")
