@@ -122,8 +122,8 @@ from .client import (
     card_url_for,
     check_url,
     origin,
-    without_credentials,
 )
+from .failures import without_credentials
 
 __all__ = [
     "AskResult",
