@@ -161,3 +161,19 @@ def test_the_proxy_parts_import_only_those_before_them() -> None:
     for i, part in enumerate(order):
         later = {prefix + p for p in order[i + 1 :]}
         assert edges[prefix + part] & later == set(), part
+
+
+def test_the_verifier_parts_import_only_those_before_them() -> None:
+    # verifier/ (issue 16: client.py and procedure.py split): the client's parts, the
+    # client, the procedure's steps, the procedure, verify-many; each part readable
+    # without those after it.
+    order = [
+        "wire", "failures", "urls", "addresses", "bodies", "client",
+        "run", "calls", "questions", "signatures", "proposals", "cards", "procedure", "many",
+    ]  # fmt: skip
+    prefix = "a2a_interview.verifier."
+    edges = import_graph()
+    assert sorted(n for n in edges if n.startswith(prefix)) == sorted(prefix + p for p in order)
+    for i, part in enumerate(order):
+        later = {prefix + p for p in order[i + 1 :]}
+        assert edges[prefix + part] & later == set(), part
