@@ -1,8 +1,10 @@
 """The verifier: interview any agent over HTTP and keep a signed result record.
 
 A driver family around the pure checks (``a2a_interview.checks``) and the record
-(``a2a_interview.record``): ``client`` moves bytes with bounds, ``procedure`` runs the
-draft's §8 procedure. Needs the ``client`` extra (``pip install 'a2a-interview[client]'``).
+(``a2a_interview.record``): ``client`` moves bytes with bounds (its parts ``failures``,
+``urls``, ``addresses``, ``bodies``; ``wire`` its own exchanges), ``procedure`` runs the
+draft's §8 procedure (its steps ``run``, ``cards``, ``signatures``, ``proposals``,
+``questions``, ``calls``). Needs the ``client`` extra (``pip install 'a2a-interview[client]'``).
 """
 
 from __future__ import annotations

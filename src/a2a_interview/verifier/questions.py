@@ -1,0 +1,114 @@
+"""The questions asked on one interface, in order, and the checks on each answer.
+
+1. the inactive probe: ``interview/identity`` without activation;
+2. every question asked twice under activation (determinism): the five, then ``usage``
+   and ``terms`` with each declared skill id as selector (at most ``max_skills``);
+3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage`` with
+   a selector that matches nothing (closure_selector).
+
+The judging is the pure functions of ``checks``; this module asks and keeps the account.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..checks import (
+    Check,
+    Declared,
+    Interface,
+    Where,
+    check_answer,
+    check_closure,
+    check_determinism,
+    check_echo,
+    check_inactive,
+    check_terms_declared,
+    coverage,
+    diff_answer,
+    no_match_selector,
+)
+from ..spec import QUESTIONS
+from .calls import Calls
+from .run import RunState, bounded
+
+__all__ = ["CLOSURE_METHOD", "interview"]
+
+# The undefined method of the closure probe (interview §8 step 4).
+CLOSURE_METHOD: Final = "bogus"
+
+
+async def interview(
+    calls: Calls,
+    interface: Interface,
+    declared: Declared,
+    state: RunState,
+    *,
+    max_skills: int | None,
+    twice: bool = True,
+) -> dict[tuple[str, str | None], bytes]:
+    """Interview one interface; returns each question's answer bytes for the
+    cross-interface comparison. Unless ``twice``, each question is asked once: its
+    determinism is then the agreement with the interface asked twice."""
+    url = interface.url
+    exchange, _ = await calls.call(state, interface, "identity", None, activated=False)
+    state.performed.add(Check.inactive_probe)
+    conflicts, advisories = check_inactive(exchange, interface.binding, Where(url, "identity"))
+    state.add(conflicts)
+    state.advisories += advisories
+
+    skills = list(dict.fromkeys(declared.interview.skill_ids))
+    skills = bounded(skills, max_skills, "selectors_not_asked", state)
+    asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
+    asks += [(q, s) for s in skills for q in ("usage", "terms")]
+    answers: dict[tuple[str, str | None], bytes] = {}
+    for question, skill in asks:
+        where = Where(url, question, skill)
+        # Both asks carry the same JSON-RPC id, so identical answers are identical
+        # bodies and the second needs no reading of its own.
+        request_id = calls.next_id()
+        first_exchange, first = await calls.call(
+            state, interface, question, skill, request_id=request_id
+        )
+        exchanges = [first_exchange]
+        if twice:
+            second_exchange, second = await calls.call(
+                state, interface, question, skill, request_id=request_id,
+                same_as=(first_exchange, first),
+            )  # fmt: skip
+            exchanges.append(second_exchange)
+        state.performed.update((Check.activation_echo, Check.answer_shape, Check.determinism))
+        for exchange in exchanges:
+            state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+        answer, shape = check_answer(first, where)
+        state.add(shape)
+        if twice:
+            state.add(check_determinism(first, second, where))
+        if first.canonical is not None:
+            answers[question, skill] = first.canonical
+        if answer is None:
+            continue
+        state.performed.update((Check.projection, Check.coverage))
+        state.add(diff_answer(answer, declared, where))
+        if question == "terms":
+            state.performed.add(Check.terms_declared)
+            terms = check_terms_declared(answer, declared, where)
+            state.add(terms)
+            if terms:
+                continue  # the coverage of a hidden or fabricated answer is noise
+        state.advisories += coverage(answer, declared, where)
+
+    refusal = declared.interview.refusal
+    exchange, read = await calls.call(state, interface, CLOSURE_METHOD, None)
+    state.performed.add(Check.closure_method)
+    state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+    state.add(check_closure(read, refusal, Check.closure_method, Where(url)))
+
+    # Every declared id, not only those asked: a skill past max_skills is still one.
+    selector = no_match_selector(declared.interview.skill_ids)
+    exchange, read = await calls.call(state, interface, "usage", selector)
+    state.performed.add(Check.closure_selector)
+    state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+    where = Where(url, "usage", selector)
+    state.add(check_closure(read, refusal, Check.closure_selector, where))
+    return answers

@@ -1,0 +1,229 @@
+"""One run of the procedure: how it is asked to run, what it keeps, and how it ends early.
+
+:class:`VerifyOptions` is what the caller asks for; :class:`RunState` is one run's
+account, kept while it runs so that a run cut short (the deadline, a transport failure,
+a 401) still reports what it saw; :class:`Stop` ends a run early carrying its
+``incomplete`` reason, :class:`Abandoned` ends one interface (three failures in a row,
+PROFILE §7). The bounds every step keeps are here too: :func:`bounded` (what is left
+out is an advisory) and :func:`off_loop` (CPU work off the event loop, so the deadline
+holds).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from ..cardsig import READINGS, Reading
+from ..checks import Advisory, Check, Conflict, Declared, run_statuses
+from ..ijson import JSONObject
+from ..record import CallRecord, CardSignature, Incomplete, Party, ProposalRecord, Run
+from ..spec import MAX_INTERFACES, MAX_REQUESTS
+from .client import ClientOptions
+from .failures import CAUSES, TransportFailure
+
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "Abandoned",
+    "RunState",
+    "Stop",
+    "Variant",
+    "VerifyOptions",
+    "auth_required",
+    "bounded",
+    "off_loop",
+    "progress",
+    "transport_incomplete",
+]
+
+DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to run the procedure and whom to credit.
+
+    ``party``/``name``/``runner_seed``: who ran it (``runner_seed`` an nkey seed that
+    signs the record). ``jwks``: pinned public JWKs (else the card's same-origin
+    ``jku`` is fetched). ``readings``: the card signature readings accepted.
+    ``require_signature``: an unsigned card, or one whose key is unavailable, is a
+    ``card_signature`` conflict. ``total_timeout``: the deadline, seconds for the whole
+    procedure, 429 waits and the re-run included (``None``: unbounded); when it passes
+    the run ends ``unreachable`` with reason ``deadline``. ``max_interfaces`` /
+    ``max_skills``: at most this many interfaces (never more than 16) are interviewed
+    and skill selectors asked, so a hostile card cannot turn one run into an unbounded
+    stream of calls (``None``: all; what is left out is an advisory). ``max_requests``:
+    the request budget of one run (PROFILE §7; ``None``: none); when it is spent the run
+    ends ``unreachable`` with reason ``request_budget``. ``progress``: called with a
+    short stage name. ``clock``: gives ``started_at``/``finished_at`` (UTC-aware).
+    """
+
+    party: Party = "third_party"
+    name: str = "anonymous"
+    runner_seed: str | None = None
+    jwks: tuple[JSONObject, ...] | None = None
+    readings: tuple[Reading, ...] = READINGS
+    require_signature: bool = False
+    churn_delay: float = 2.0
+    client: ClientOptions = field(default_factory=ClientOptions)
+    total_timeout: float | None = DEFAULT_DEADLINE
+    max_interfaces: int | None = MAX_INTERFACES
+    max_skills: int | None = 256
+    max_requests: int | None = MAX_REQUESTS
+    progress: Callable[[str], None] | None = None
+    clock: Callable[[], datetime] = _utcnow
+
+
+class Abandoned(Exception):
+    """An interface gave three transport failures or non-protocol answers in a row."""
+
+    def __init__(self, failure: TransportFailure | None) -> None:
+        super().__init__("abandoned")
+        self.failure = failure
+
+
+class Stop(Exception):
+    """Ends a run early; carries why."""
+
+    def __init__(self, incomplete: Incomplete) -> None:
+        super().__init__(incomplete.reason)
+        self.incomplete = incomplete
+
+
+def _scheme_names(card: Any) -> tuple[str, ...]:
+    schemes = card.get("securitySchemes") if isinstance(card, dict) else None
+    return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
+
+
+def auth_required(card: Any, options: ClientOptions) -> Stop:
+    # interview §10: admission is the deployment's business; never non-conformance. The
+    # detail says what was sent, not which option to pass: verify and verify-many (a
+    # credentials file) give credentials differently.
+    sent = "the credentials given were refused" if options.headers else "none were given"
+    return Stop(
+        Incomplete(
+            "authentication_required",
+            f"the agent requires authentication ({sent})",
+            _scheme_names(card),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The card as served for one ``A2A-Version`` (``None``: none sent), and what this
+    profile would answer over it."""
+
+    version: str | None
+    card: JSONObject
+    digest: str
+    declared: Declared
+
+
+@dataclass
+class RunState:
+    """One run's account, kept while it runs so a timeout can still report it."""
+
+    card_url: str | None = None
+    card: JSONObject | None = None
+    card_digest: str | None = None
+    signature: CardSignature | None = None
+    not_offered: bool = False
+    incomplete: Incomplete | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    proposals: list[ProposalRecord] = field(default_factory=list)
+    conflicts: dict[tuple[object, ...], Conflict] = field(default_factory=dict)
+    advisories: list[Advisory] = field(default_factory=list)
+    performed: set[Check] = field(default_factory=set)
+    failed: set[Check] = field(default_factory=set)
+    # agent.keys (PROFILE §8): thumbprints of keys that verified a card signature, nkeys
+    # of proposal signers whose signature verified. agent.listed_keys: every JWK and
+    # nkey merely seen (informational: listing a key never makes it the agent's).
+    signed_keys: list[str] = field(default_factory=list)
+    agent_jwks: list[Any] = field(default_factory=list)
+    agent_nkeys: list[str] = field(default_factory=list)
+    # PROFILE §7 card variants: each version's card fetched once per run ("": none).
+    variants: dict[str, Variant] = field(default_factory=dict)
+    documents: dict[str, bytes | None] = field(default_factory=dict)  # proposals by url
+    jwks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by jku
+
+    def add(self, conflicts: list[Conflict]) -> None:
+        for conflict in conflicts:
+            self.conflicts.setdefault(conflict.key, conflict)  # the first sighting wins
+
+    @property
+    def complete(self) -> bool:
+        return self.incomplete is None and not self.not_offered
+
+    def to_run(self) -> Run:
+        conflicts = tuple(self.conflicts.values())
+        return Run(
+            self.card_digest,
+            tuple(self.calls),
+            tuple(self.proposals),
+            conflicts,
+            run_statuses(self.performed, conflicts, self.advisories, self.failed),
+            self.incomplete,
+        )
+
+
+_TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
+    "insecure_url": "a URL is neither HTTPS nor HTTP to a loopback host",
+    "connect_failed": "the connection failed",
+    "timeout": "the agent did not answer in time",
+    "too_large": "a response was larger than the size bound",
+    "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
+    # issue 12 finding 4: a rate-limited end says what to change.
+    "rate_limited": "the agent kept answering 429 Too Many Requests past what the deadline "
+    "allows: ask fewer questions (--max-skills), allow a longer --deadline, or raise the "
+    "agent's rate limit (the proxy's and demo serve's --rate-limit)",
+    "request_budget": "the run's request budget was spent: raise --max-requests, or ask "
+    "fewer questions (--max-skills, --max-interfaces)",
+    "unavailable": "a declared document's host answered 502, 503 or 504",
+    "bad_encoding": "a body's Content-Encoding was stacked, unknown or corrupt",
+    "address_refused": "a URL names an address that is not public (see --allow-private)",
+    "transport": "the exchange failed",
+}
+
+
+def transport_incomplete(exc: TransportFailure) -> Incomplete:
+    """Why a run ended at the transport, naming the URL and the cause (issue 12 item 7)."""
+    detail = _TRANSPORT_DETAIL.get(exc.code, "failed")
+    if exc.cause is not None and exc.code == "connect_failed":
+        detail = CAUSES.get(exc.cause, detail)
+    return Incomplete(exc.code, detail, url=exc.url, cause=exc.cause)
+
+
+def bounded(items: list[Any], limit: int | None, reason: str, state: RunState) -> list[Any]:
+    """The first ``limit`` items; what is left out is recorded, never silently dropped."""
+    if limit is None or len(items) <= limit:
+        return items
+    state.advisories.append(
+        Advisory("coverage", reason, value=len(items) - limit,
+                 detail=f"only the first {limit} of {len(items)} were asked")
+    )  # fmt: skip
+    return items[:limit]
+
+
+async def off_loop(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """CPU work (signature checks) in a worker thread, so the event loop keeps the
+    deadline (PROFILE §7); abandoned, not awaited, when the run is cancelled (the work
+    itself is bounded by the signatures and keys tried)."""
+    call = functools.partial(function, *args, **kwargs)
+    return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+
+
+def progress(options: VerifyOptions, stage: str) -> None:
+    """Tell the caller the stage the run is at (``options.progress``), if it asked."""
+    if options.progress is not None:
+        options.progress(stage)
