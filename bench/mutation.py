@@ -170,6 +170,8 @@ def run(module: str, fresh: bool, recheck: bool) -> None:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     command = [str(MUTMUT), "run", "--max-children", "1"]
     if not recheck:
+        if fresh:  # the recheck's kills are earlier verdicts too (verdicts() reads them)
+            shutil.rmtree(SCRATCH / f"{module}.recheck", ignore_errors=True)
         where = prepare(module, fresh)
         with (where / "run.log").open("w") as out:
             subprocess.run(
