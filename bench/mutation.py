@@ -35,6 +35,9 @@ SCRATCH = ROOT / "build" / "mutation"
 EQUIVALENT = ROOT / "bench" / "mutation_equivalent.txt"
 MUTMUT = Path(sys.executable).parent / "mutmut"
 
+RECORD_TESTS = ["tests/test_record.py", "tests/test_mutation_kills_record.py"]
+CHECKS_TESTS = ["tests/test_checks.py", "tests/test_mutation_kills_checks.py"]
+
 # module -> (source file under src/a2a_interview, the test files that cover it), in the
 # order they run: smallest first, so a run cut short has the most modules finished.
 MODULES: dict[str, tuple[str, list[str]]] = {
@@ -49,8 +52,17 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # display: its pure tests only. tests/test_ledger_web.py reaches it too, but through
     # records the real verifier writes (~10 s a mutant): the figure is a lower bound.
     "display": ("ledger/display.py", ["tests/test_mutation_kills_display.py"]),
-    "record": ("record.py", ["tests/test_record.py", "tests/test_mutation_kills_record.py"]),
-    "checks": ("checks.py", ["tests/test_checks.py", "tests/test_mutation_kills_checks.py"]),
+    # The record (split by issue 16 into record, sanity, agentkeys, standing) and the
+    # checks (into findings, responses, checks, outcome): each part against the record's
+    # or the checks' tests and its own kill tests.
+    "outcome": ("outcome.py", [*CHECKS_TESTS, "tests/test_mutation_kills_outcome.py"]),
+    "findings": ("findings.py", [*CHECKS_TESTS, "tests/test_mutation_kills_findings.py"]),
+    "agentkeys": ("agentkeys.py", [*RECORD_TESTS, "tests/test_mutation_kills_agentkeys.py"]),
+    "sanity": ("sanity.py", [*RECORD_TESTS, "tests/test_mutation_kills_sanity.py"]),
+    "responses": ("responses.py", [*CHECKS_TESTS, "tests/test_mutation_kills_responses.py"]),
+    "standing": ("standing.py", [*RECORD_TESTS, "tests/test_mutation_kills_standing.py"]),
+    "record": ("record.py", RECORD_TESTS),
+    "checks": ("checks.py", CHECKS_TESTS),
     "cardsig": (
         "cardsig.py",
         ["tests/test_cardsig.py", "tests/test_mutation_kills_cardsig.py"],
@@ -158,6 +170,8 @@ def run(module: str, fresh: bool, recheck: bool) -> None:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     command = [str(MUTMUT), "run", "--max-children", "1"]
     if not recheck:
+        if fresh:  # the recheck's kills are earlier verdicts too (verdicts() reads them)
+            shutil.rmtree(SCRATCH / f"{module}.recheck", ignore_errors=True)
         where = prepare(module, fresh)
         with (where / "run.log").open("w") as out:
             subprocess.run(

@@ -41,10 +41,16 @@ KINDS: dict[str, str] = {
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_mutation_kills_ijson": "vectors",
     "test_mutation_kills_checks": "vectors",
+    "test_mutation_kills_outcome": "vectors",
+    "test_mutation_kills_findings": "vectors",
+    "test_mutation_kills_responses": "vectors",
     "test_mutation_kills_display": "vectors",
     "test_mutation_kills_jcs": "vectors",
     "test_mutation_kills_projection": "vectors",
     "test_mutation_kills_record": "vectors",
+    "test_mutation_kills_sanity": "vectors",
+    "test_mutation_kills_agentkeys": "vectors",
+    "test_mutation_kills_standing": "vectors",
     "test_mutation_kills_rpc": "vectors",
     "test_mutation_kills_terms": "vectors",
     "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)

@@ -10,7 +10,8 @@ import a2a_interview
 CORE = [
     "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardsig",
     "cardreadings", "jose", "cardproto",
-    "projection", "declarations", "rpc", "reference", "checks", "record",
+    "projection", "declarations", "rpc", "reference", "findings", "responses", "outcome",
+    "checks", "sanity", "agentkeys", "standing", "record",
 ]  # fmt: skip
 FORBIDDEN = ["httpx", "starlette", "a2a", "asyncio", "anyio", "uvicorn", "jwt"]
 

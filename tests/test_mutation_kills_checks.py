@@ -397,3 +397,105 @@ def test_coverage_advisories_whole() -> None:
     ]  # fmt: skip
     refused = Where("u", "usage", "no-such-skill")
     assert coverage(Answer.from_json(answer("usage")), HONEST, refused) == []
+
+
+# --- after issue 16: each test builds its own Declared (HONEST is built once, at import,
+# and its caches fill as tests run, so a test through it cannot see Declared's own work).
+
+
+def test_the_closure_selector_is_the_documented_probe() -> None:
+    # docs/decisions.md D-VERIFY-11: the selector a2a-interview-probe:no-such-skill,
+    # lengthened with "~" until no declared id equals it.
+    from a2a_interview.checks import no_match_selector
+
+    base = "a2a-interview-probe:no-such-skill"
+    assert no_match_selector([]) == base
+    assert no_match_selector(["x", "~"]) == base
+    assert no_match_selector([base]) == base + "~"
+    assert no_match_selector([base + "~", base, "~"]) == base + "~~"
+
+
+def test_declared_commits_the_proposals_that_verified() -> None:
+    # interview §4 rule 4, terms §3: the answers this profile gives are built over the
+    # proposals that verified (the reference card: two, sixteen members each, the
+    # selector reconcile-statement naming one of them).
+    from a2a_interview.models import Refusal
+
+    card = reference.signed_card(ORIGIN)
+    fresh = declared(card)
+    assert fresh.card is card
+    terms = fresh.expected("terms", "reconcile-statement")
+    assert isinstance(terms, Answer) and terms.declared and len(terms.projections) == 16
+    every = fresh.expected("terms")
+    assert isinstance(every, Answer) and len(every.projections) == 32
+    identity = fresh.expected("identity")
+    assert isinstance(identity, Answer) and identity.question == "identity"
+    assert isinstance(fresh.expected("usage", "no-such-skill"), Refusal)
+    assert fresh.expected("terms", "reconcile-statement") is terms  # parsed once
+    failed = declared(card, files={})  # no proposal could be fetched: none verified
+    unverified = failed.expected("terms", "reconcile-statement")
+    assert isinstance(unverified, Answer) and not unverified.declared
+
+
+def test_a_member_that_names_nothing_or_has_no_jcs_form() -> None:
+    # interview §7: a member that names nothing is unresolved (None); PROFILE §1.2: a
+    # value with no JCS form is still named, with no bytes to be equal to.
+    from a2a_interview.models import Source
+
+    fresh = declared()
+    assert fresh.member(Source("card", "/no-such-member"), fresh.card) is None
+    assert fresh.member(Source("card", "/x"), {"x": 2**60}) == (2**60, None)
+    assert fresh.member(Source("card", "/name"), fresh.card) == ("Stonework", b'"Stonework"')
+
+
+def test_an_honest_answer_has_no_diff_on_a_fresh_declared() -> None:
+    # interview §7: card sources resolve in the card and match under JCS.
+    fresh = declared()
+    assert diff_answer(Answer.from_json(answer("identity", d=fresh)), fresh, W) == []
+
+
+def test_a_value_with_no_jcs_form_is_a_mismatch() -> None:
+    # PROFILE §1.2: equality is equality of the JCS bytes; a value that has none (an
+    # integer beyond 2^53) equals no declared value.
+    fresh = declared()
+    value = {**answer("identity", d=fresh)}
+    value["projections"] = [{"source": {"document": "card", "member": "/name"}, "value": 2**60}]
+    (conflict,) = diff_answer(Answer.from_json(value), fresh, W)
+    assert conflict.to_json() == {
+        "check": "projection", "reason": "value_mismatch", **LOCATED,
+        "source": {"document": "card", "member": "/name"}, "expected": "Stonework",
+        "got": 2**60, "detail": "the value differs from the declared one",
+    }  # fmt: skip
+
+
+def test_an_answer_to_another_question_whole() -> None:
+    # interview §5 / PROFILE §4.1: the response to a question is an answer to that
+    # question; another question's answer is wrong_question, nothing returned.
+    read = _rpc(canonicalize({"jsonrpc": "2.0", "id": 7, "result": answer("identity")}))
+    where = Where("u", "capabilities")
+    got, conflicts = check_answer(read, where)
+    assert got is None
+    assert [c.to_json() for c in conflicts] == [
+        {"check": "answer_shape", "reason": "wrong_question", "interface": "u",
+         "question": "capabilities", "expected": "capabilities", "got": "identity",
+         "detail": "the answer names another question"},
+    ]  # fmt: skip
+    assert conflicts[0].where == where
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("urn:x," + INTERVIEW_URI, True),  # RFC 9110 §5.6.1: a list, no space needed
+        ("urn:x ,\t" + INTERVIEW_URI + " \t", True),  # OWS is spaces and tabs
+        ("\x0b" + INTERVIEW_URI, False),  # a vertical tab is no OWS
+        ("\xa0" + INTERVIEW_URI, False),  # nor a no-break space
+        ("X" + INTERVIEW_URI + "X", False),
+        ("urn:x " + INTERVIEW_URI, False),  # one item "urn:x <uri>", not two
+    ],
+)
+def test_the_echo_names_the_uri_as_a_list_item(value: str, named: bool) -> None:
+    # PROFILE §3.2: the response lists the URI in A2A-Extensions, a comma-separated list
+    # (RFC 9110 §5.6.1, items trimmed of OWS = spaces and tabs).
+    exchange = Exchange(200, (("a2a-extensions", value),), b"{}")
+    assert (check_echo(exchange, Where("u", "identity")) == []) is named

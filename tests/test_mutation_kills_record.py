@@ -273,3 +273,117 @@ def test_the_card_urls_host_is_home_else_the_agents() -> None:
     assert _calls("https://a.example/rpc", card_url="https://c.example/card") is not None
     assert _calls("https://a.example/rpc", card_url="https://www.a.example/card") is None
     assert _calls("https://a.example/rpc", card_url="https://x.www.a.example/c") is None
+
+
+# --- record.py after issue 16: the values' JSON, the words of outcomes, credentials ------
+
+
+def test_outcome_words_are_the_one_vocabulary_and_unknown_otherwise() -> None:
+    # PROFILE §8's outcome codes (issue 13 finding 7): a code has its fixed label; an
+    # unknown code, a value that is not a string, or one JSON could give (a list) is
+    # the fixed "unrecognised" pair, never an error.
+    unknown = ("unrecognised outcome", "this version cannot read it")
+    assert record.outcome_words("non_conformant")[0] == "non-conformant"
+    assert record.outcome_words("unreachable")[0] == "not completed"
+    assert record.outcome_words("passed") == unknown
+    assert record.outcome_words(None) == unknown
+    assert record.outcome_words(["consistent"]) == unknown
+    assert record.outcome_words({"consistent": 1}) == unknown
+
+
+def test_an_agent_name_of_one_character_is_a_name() -> None:
+    # PROFILE §8 allows added members: agent.name is a non-empty string (card_name).
+    assert record.agent_name({"agent": {"name": "N"}}) == "N"
+    assert record.agent_name({"agent": {"name": ""}}) is None
+
+
+def _credentials(*headers: tuple[str, str]) -> dict[str, Any]:
+    return record.Credentials.of(headers).to_json()
+
+
+def test_credentials_name_the_kind_and_the_headers_never_a_value() -> None:
+    # docs/decisions.md D-CLI-4c: kind none, bearer or basic (the Authorization scheme,
+    # without case), authorization (another scheme) or header (only other headers);
+    # headers the names sent, lowercased and sorted. Never a value.
+    assert _credentials() == {"kind": "none", "headers": []}
+    assert _credentials(("X-API-Key", "s3cret")) == {"kind": "header", "headers": ["x-api-key"]}
+    assert _credentials(("Authorization", "Bearer abc")) == {
+        "kind": "bearer", "headers": ["authorization"]}  # fmt: skip
+    assert _credentials(("authorization", "BASIC dXNlcjpwdw=="), ("X-Tenant", "t")) == {
+        "kind": "basic", "headers": ["authorization", "x-tenant"]}  # fmt: skip
+    assert _credentials(("X-B", "1"), ("AUTHORIZATION", "Digest x=1"), ("x-b", "2")) == {
+        "kind": "authorization", "headers": ["authorization", "x-b"]}  # fmt: skip
+    # the scheme is the first token of the value: no space, or more than one
+    assert _credentials(("Authorization", "Bearer"))["kind"] == "bearer"
+    assert _credentials(("Authorization", "Bearer a b"))["kind"] == "bearer"
+    assert _credentials(("Authorization", "Negotiate abc"))["kind"] == "authorization"
+    # RFC 9110 §11.4: the scheme ends at a space (1*SP); with a tab it names no scheme
+    # this profile knows, so another one.
+    assert _credentials(("Authorization", "Bearer\tabc"))["kind"] == "authorization"
+    header_only = record.Credentials("header", ("x-api-key",))
+    assert record.Credentials.of([("X-API-Key", "v")]) == header_only
+
+
+def test_incomplete_and_run_keep_url_and_cause_in_their_json() -> None:
+    # docs/decisions.md (the record's incomplete member; issue 12 item 7): the URL whose
+    # exchange failed and the cause of a connect failure are kept, and omitted when None.
+    incomplete = record.Incomplete(
+        "connect_failed", "d", url="https://a.example/c", cause="refused"
+    )
+    expected = {"reason": "connect_failed", "detail": "d", "url": "https://a.example/c",
+                "cause": "refused"}  # fmt: skip
+    assert incomplete.to_json() == expected
+    assert record.Incomplete("timeout", "d").to_json() == {"reason": "timeout", "detail": "d"}
+    run = record.Run(None, (), (), (), {}, incomplete)
+    assert run.to_json() == {"card_digest": None, "calls": [], "proposals": [], "conflicts": [],
+                             "checks": {}, "incomplete": expected}  # fmt: skip
+
+
+def _result(**extra: Any) -> record.ResultRecord:
+    from a2a_interview.checks import Outcome
+
+    fields: dict[str, Any] = {
+        "url": "https://a.example/", "card_url": None, "card_digest": None,
+        "card_signature": None, "ran_by": record.RanBy("third_party", "R"),
+        "started_at": "2026-06-01T11:00:00.000Z", "finished_at": "2026-06-01T11:00:01.000Z",
+        "runs": (), "advisories": (), "outcome": Outcome.consistent,
+    }  # fmt: skip
+    return record.ResultRecord(**(fields | extra))
+
+
+def test_a_records_json_has_exactly_the_profile_8_members() -> None:
+    # PROFILE §8 (docs/decisions.md, part "Record and evidence"): the members, by name;
+    # listed_keys holds the listed keys that are not agent keys, sorted.
+    document = _result(
+        agent_keys=("k2", "k1"), listed_keys=("k3", "k1", "k0"),
+        credentials=record.Credentials("bearer", ("authorization",)),
+    ).to_json()  # fmt: skip
+    assert set(document) == {
+        "format", "agent", "ran_by", "standing", "started_at", "finished_at", "runs",
+        "checks", "advisories", "outcome", "does_not_establish", "credentials",
+    }  # fmt: skip
+    assert set(document["agent"]) == {
+        "url", "card_url", "card_digest", "card_signature", "keys", "listed_keys"}  # fmt: skip
+    assert document["agent"]["keys"] == ["k1", "k2"]
+    assert document["agent"]["listed_keys"] == ["k0", "k3"]
+    assert document["credentials"] == {"kind": "bearer", "headers": ["authorization"]}
+    assert document["standing"] == "claim"
+
+
+def test_an_unsigned_record_naming_a_runner_key_is_a_claim() -> None:
+    # PROFILE §8: evidence needs a runner signature that verifies; a record that only
+    # names its runner's key (ran_by.key) and carries no signature is a claim.
+    keys = [thumbprint(record.nkey_jwk(OTHER))]
+    unsigned = _result(ran_by=record.RanBy("third_party", "R", KEY), agent_keys=tuple(keys))
+    assert unsigned.to_json()["standing"] == "claim"
+    assert "signatures" not in unsigned.to_json()
+    assert unsigned.signed(SEED).to_json()["standing"] == "evidence"
+
+
+def test_signing_a_record_that_names_another_key_says_so() -> None:
+    # PROFILE §8: the runner signature is by ran_by.key; a record naming another key
+    # cannot be signed with this seed (the fixed message of sign_record).
+    named = _result(ran_by=record.RanBy("third_party", "R", OTHER))
+    with pytest.raises(SignatureError) as caught:
+        named.signed(SEED)
+    assert str(caught.value) == "the record names another runner key"

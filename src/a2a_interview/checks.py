@@ -25,22 +25,38 @@ The check codes, in the order a report lists them::
 
 No message built here interpolates anything a peer sent: ``detail`` strings are fixed,
 and peer values travel only as data in ``expected``/``got``.
+
+The checks and the declared documents they compare with (:class:`Declared`) are here;
+the rest of the verifier's judging lives in modules of their own, whose names this one
+re-exports (``from a2a_interview.checks import read_result`` keeps working):
+:mod:`~a2a_interview.findings` (the check codes, :class:`Conflict`, :class:`Advisory`),
+:mod:`~a2a_interview.responses` (the card's interfaces, reading one response) and
+:mod:`~a2a_interview.outcome` (the outcome and the statuses of runs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
-from typing import Any, Final, Literal, cast
+from typing import Any, cast
 
 from . import pointer
-from .declarations import interfaces
-from .errors import CanonicalizationError, IngressError, PointerError, WireFormatError
+from .errors import CanonicalizationError, IngressError, PointerError
+from .findings import ABSENT, CHECKS, Advisory, Check, Conflict, Value, Where
 from .ijson import JSON, JSONObject, loads
 from .jcs import canonicalize, digest_bytes
-from .models import Answer, Projection, Refusal, Source, result_from_json
+from .models import Answer, Projection, Refusal, Source
+from .outcome import CheckStatus, Outcome, derive_outcome, overall_statuses, run_statuses
 from .projection import CommittedProposal, Interview
+from .responses import (
+    Binding,
+    Exchange,
+    Interface,
+    ResultRead,
+    find_interfaces,
+    is_binding_answer,
+    read_result,
+)
 from .spec import (
     EXTENSIONS_HEADER,
     INTERVIEW_URI,
@@ -84,215 +100,6 @@ __all__ = [
     "read_result",
     "run_statuses",
 ]
-
-
-class Check(StrEnum):
-    """The check codes of PROFILE §7, in report order."""
-
-    card_fetch = "card_fetch"
-    card_signature = "card_signature"
-    declaration = "declaration"
-    inactive_probe = "inactive_probe"
-    activation_echo = "activation_echo"
-    answer_shape = "answer_shape"
-    determinism = "determinism"
-    projection = "projection"
-    terms_declared = "terms_declared"
-    closure_method = "closure_method"
-    closure_selector = "closure_selector"
-    coverage = "coverage"
-
-
-CHECKS: Final[tuple[Check, ...]] = tuple(Check)
-
-
-class Outcome(StrEnum):
-    """A result's outcome (PROFILE §7, §8)."""
-
-    consistent = "consistent"
-    churn = "churn"
-    non_conformant = "non_conformant"
-    not_offered = "not_offered"
-    unreachable = "unreachable"
-
-
-class CheckStatus(StrEnum):
-    """How one check came out. ``churn`` only appears across runs (a conflict that did
-    not survive the re-run); ``advisory`` means advisories but no conflict."""
-
-    passed = "passed"
-    failed = "failed"
-    churn = "churn"
-    advisory = "advisory"
-    skipped = "skipped"
-
-
-class Binding(StrEnum):
-    """The bindings the interview is offered on (PROFILE §3, §3b)."""
-
-    JSONRPC = "JSONRPC"
-    HTTP_JSON = "HTTP+JSON"
-
-
-class _Absent(Enum):
-    ABSENT = "absent"
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Final = _Absent.ABSENT
-"""Marks ``expected``/``got`` as not applying (``None`` is the JSON value null)."""
-
-Value = JSON | Literal[_Absent.ABSENT]
-
-
-# ---------------------------------------------------------------------------------------
-# Findings
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """The call a finding belongs to: interface url, question (without ``interview/``)
-    and skill selector, each ``None`` when it does not apply."""
-
-    interface: str | None = None
-    question: str | None = None
-    skill: str | None = None
-
-
-NOWHERE: Final = Where()
-
-
-def _locate(where: Where, source: Source | None) -> dict[str, JSON]:
-    out: dict[str, JSON] = {}
-    if where.interface is not None:
-        out["interface"] = where.interface
-    if where.question is not None:
-        out["question"] = where.question
-    if where.skill is not None:
-        out["skill"] = where.skill
-    if source is not None:
-        out["source"] = source.to_json()
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """One disagreement between the agent and its declarations (PROFILE §7, §8).
-
-    ``check`` is the code it is reported under; ``reason`` a fixed short code saying
-    how it failed; ``source`` names the declared document and member where one applies
-    (its ``member`` is the pointer); ``expected``/``got`` are JSON values or
-    :data:`ABSENT`; ``detail`` is fixed text, never peer content.
-    """
-
-    check: Check
-    reason: str
-    where: Where = NOWHERE
-    source: Source | None = None
-    expected: Value = ABSENT
-    got: Value = ABSENT
-    detail: str | None = None
-
-    @property
-    def question(self) -> str | None:
-        return self.where.question
-
-    @property
-    def member(self) -> str | None:
-        return self.source.member if self.source is not None else None
-
-    @property
-    def key(self) -> tuple[object, ...]:
-        """The identity PROFILE §7 compares across runs: (check, question, source,
-        member), the question refined by the interface and selector it was asked on
-        (``where``), the member carried by ``source``."""
-        return (self.check, self.where, self.source)
-
-    def to_json(self) -> JSONObject:
-        out: JSONObject = {"check": str(self.check), "reason": self.reason}
-        out.update(_locate(self.where, self.source))
-        if self.expected is not ABSENT:
-            out["expected"] = self.expected
-        if self.got is not ABSENT:
-            out["got"] = self.got
-        if self.detail is not None:
-            out["detail"] = self.detail
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class Advisory:
-    """A finding that is never a conflict (PROFILE §7 coverage, §8 advisories).
-
-    ``code`` is ``coverage``, ``card_signature``, ``transport``, ``terms``,
-    ``interface``, ``inactive_probe`` or ``card_variants``; ``reason`` a fixed short
-    code; ``value`` optional JSON data.
-    """
-
-    code: str
-    reason: str
-    where: Where = NOWHERE
-    source: Source | None = None
-    value: Value = ABSENT
-    detail: str | None = None
-
-    def to_json(self) -> JSONObject:
-        out: JSONObject = {"code": str(self.code), "reason": self.reason}
-        out.update(_locate(self.where, self.source))
-        if self.value is not ABSENT:
-            out["value"] = self.value
-        if self.detail is not None:
-            out["detail"] = self.detail
-        return out
-
-
-# ---------------------------------------------------------------------------------------
-# Interfaces
-
-
-@dataclass(frozen=True, slots=True)
-class Interface:
-    """One interface the card declares that the interview can be asked on."""
-
-    url: str
-    binding: Binding
-    protocol_version: str | None
-    member: str  # the interface's pointer in the card
-
-    @property
-    def legacy(self) -> bool:
-        """An A2A 0.3 interface: activate with ``X-A2A-Extensions`` too, send no
-        ``A2A-Version`` (an empty version means 0.3)."""
-        return self.protocol_version is not None and self.protocol_version.startswith("0.")
-
-
-_TRANSPORTS: Final = {b.value: b for b in Binding}
-
-
-def find_interfaces(card: JSONObject) -> tuple[list[Interface], list[Advisory]]:
-    """Every JSON-RPC and HTTP+JSON interface ``card`` declares, in card order
-    (:func:`~a2a_interview.declarations.interfaces` reads both card shapes). Other
-    bindings (gRPC, custom URIs; PROFILE §3b: gRPC is not offered) are returned as
-    advisories.
-    """
-    found: list[Interface] = []
-    skipped: list[Advisory] = []
-    for declared in interfaces(card):
-        kind = _TRANSPORTS.get(declared.binding)
-        if kind is None:
-            skipped.append(
-                Advisory(
-                    "interface",
-                    "binding_not_interviewed",
-                    source=Source("card", declared.member),
-                    detail="the interview is asked on JSONRPC and HTTP+JSON interfaces only",
-                )
-            )
-        else:
-            found.append(Interface(declared.url, kind, declared.protocol_version, declared.member))
-    return found, skipped
 
 
 def no_match_selector(skill_ids: Iterable[str]) -> str:
@@ -377,116 +184,6 @@ class Declared:
     def signers(self) -> frozenset[str]:
         """The nkeys that signed the proposals that verified."""
         return frozenset(v.signer for _, v in self.entries if v.signer is not None)
-
-
-# ---------------------------------------------------------------------------------------
-# Reading one response
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """A raw response: status, headers (names lowercased) and body bytes."""
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-
-    def header_values(self, name: str) -> list[str]:
-        lname = name.lower()
-        return [v for n, v in self.headers if n == lname]
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRead:
-    """A response read as an interview result.
-
-    ``value`` is the JSON-RPC ``result`` (or the HTTP+JSON body), :data:`ABSENT` when
-    there is none, and ``canonical`` its JCS bytes (``None`` without a value); ``model``
-    the answer or refusal it parses as; ``problem`` a ``(reason, detail)`` pair when
-    the response is not a well-formed result; ``error_code`` the JSON-RPC error code of
-    an error response.
-    """
-
-    value: Value
-    model: Answer | Refusal | None
-    problem: tuple[str, str] | None
-    status: int
-    canonical: bytes | None = None
-    error_code: int | None = None
-
-    def summary(self) -> JSON:
-        """What a report shows as ``got`` for this response."""
-        if self.value is not ABSENT:
-            return self.value
-        out: JSONObject = {"status": self.status}
-        if self.error_code is not None:
-            out["error"] = {"code": self.error_code}
-        return out
-
-
-_RESULT_ENVELOPE: Final = frozenset({"jsonrpc", "id", "result"})
-_ERROR_ENVELOPE: Final = frozenset({"jsonrpc", "id", "error"})
-
-
-def read_result(exchange: Exchange, binding: Binding, request_id: int | str | None) -> ResultRead:
-    """Read ``exchange`` as the result of one activated interview call.
-
-    Returns a :class:`ResultRead` whose ``problem`` is, when not ``None``:
-    ``http_status`` (not 200), ``not_json`` (not strict I-JSON), ``envelope`` (not a
-    JSON-RPC 2.0 response to ``request_id``), ``error_response`` (a JSON-RPC error
-    where a result was due), or ``wire_format`` (neither exactly an answer nor exactly
-    the refusal; the detail is the model's fixed message). Never raises.
-    """
-
-    status = exchange.status
-
-    def bad(reason: str, detail: str, code: int | None = None) -> ResultRead:
-        return ResultRead(ABSENT, None, (reason, detail), status, None, code)
-
-    if status != 200:
-        return bad("http_status", "the response status is not 200")
-    try:
-        parsed = loads(exchange.body)
-    except IngressError as exc:
-        return bad("not_json", f"the body is not strict I-JSON ({exc.code})")
-    value: JSON = parsed
-    if binding is Binding.JSONRPC:
-        if not isinstance(parsed, dict) or parsed.get("jsonrpc") != "2.0":
-            return bad("envelope", "the body is not a JSON-RPC 2.0 response")
-        if parsed.keys() == _ERROR_ENVELOPE:
-            error = parsed["error"]
-            code = error.get("code") if isinstance(error, dict) else None
-            valid = isinstance(code, int) and not isinstance(code, bool)
-            return bad("error_response", "a JSON-RPC error where a result was due",
-                       code if valid else None)  # fmt: skip
-        if parsed.keys() != _RESULT_ENVELOPE or parsed["id"] != request_id:
-            return bad("envelope", "the body is not a JSON-RPC 2.0 result for this request")
-        value = parsed["result"]
-    try:
-        canonical = canonicalize(value)
-    except CanonicalizationError:
-        return bad("not_json", "the result has no RFC 8785 form")
-    try:
-        model = result_from_json(value)
-    except WireFormatError as exc:
-        return ResultRead(value, None, ("wire_format", str(exc)), status, canonical)
-    return ResultRead(value, model, None, status, canonical)
-
-
-def is_binding_answer(exchange: Exchange, binding: Binding, read: ResultRead) -> bool:
-    """Whether ``exchange`` is an answer of ``binding`` at all, whatever it says: for
-    JSON-RPC a JSON-RPC 2.0 response object (any status), for HTTP+JSON a JSON body.
-    An HTML 404 is neither. Three that are not, in a row, abandon an interface
-    (PROFILE §7); ``read`` is the exchange's :func:`read_result`, which mostly decides."""
-    if read.problem is None or read.problem[0] in ("error_response", "wire_format"):
-        return True
-    try:
-        parsed = loads(exchange.body)
-    except IngressError:
-        return False
-    if binding is Binding.JSONRPC:
-        return isinstance(parsed, dict) and parsed.get("jsonrpc") == "2.0"
-    return True
 
 
 # ---------------------------------------------------------------------------------------
@@ -837,68 +534,3 @@ def check_closure(read: ResultRead, refusal: bytes, check: Check, where: Where) 
             detail="the standard refusal was due",
         )
     ]
-
-
-# ---------------------------------------------------------------------------------------
-# Outcomes and statuses
-
-
-def derive_outcome(
-    first: Sequence[Conflict], second: Sequence[Conflict] | None
-) -> tuple[Outcome, frozenset[tuple[object, ...]]]:
-    """PROFILE §7 from two complete runs' conflicts: the outcome and the persistent keys.
-
-    No conflict in the first run: ``consistent``. A key in both runs: ``non_conformant``.
-    Otherwise ``churn`` (every first-run conflict vanished; conflicts new in the re-run
-    have not survived a re-run of their own, so they cannot be persistent). ``second``
-    is ``None`` only when the first run had no conflict.
-    """
-    if not first:
-        return Outcome.consistent, frozenset()
-    if second is None:
-        raise ValueError("a run with conflicts needs its re-run")
-    persistent = frozenset(c.key for c in first) & frozenset(c.key for c in second)
-    return (Outcome.non_conformant if persistent else Outcome.churn), persistent
-
-
-def run_statuses(
-    performed: Iterable[Check],
-    conflicts: Iterable[Conflict],
-    advisories: Iterable[Advisory],
-    failed: Iterable[Check] = (),
-) -> dict[Check, CheckStatus]:
-    """One run's status per check, in report order. ``failed`` names checks that failed
-    without a conflict (``card_fetch``: the run could not read the card)."""
-    done = set(performed)
-    failing = {c.check for c in conflicts} | set(failed)
-    advised = {a.code for a in advisories}
-    out: dict[Check, CheckStatus] = {}
-    for check in CHECKS:
-        if check in failing:
-            out[check] = CheckStatus.failed
-        elif check in advised:
-            out[check] = CheckStatus.advisory
-        elif check in done:
-            out[check] = CheckStatus.passed
-        else:
-            out[check] = CheckStatus.skipped
-    return out
-
-
-def overall_statuses(
-    runs: Sequence[Mapping[Check, CheckStatus]], persistent_checks: Iterable[Check]
-) -> dict[Check, CheckStatus]:
-    """The record's status per check across runs: ``failed`` for a check with a
-    persistent conflict; with two runs, ``churn`` for one that failed in one run only;
-    else the last run's status (a lone run fails what it failed: it was incomplete)."""
-    persistent = set(persistent_checks)
-    out: dict[Check, CheckStatus] = {}
-    for check in CHECKS:
-        seen = [run[check] for run in runs if check in run]
-        if check in persistent:
-            out[check] = CheckStatus.failed
-        elif len(seen) > 1 and CheckStatus.failed in seen:
-            out[check] = CheckStatus.churn
-        else:
-            out[check] = seen[-1] if seen else CheckStatus.skipped
-    return out

@@ -115,7 +115,7 @@ def _conflict_lines(conflict: Mapping[str, Any], mark: str = "") -> list[str]:
 
 
 # PROFILE §8: why the recomputed standing is what it is, one fixed line per reason,
-# defined once in record.py for the report, the ledger and the API.
+# defined once in standing.py (STANDING_WHY) for the report, the ledger and the API.
 _WHY: Final = STANDING_WHY
 
 

@@ -250,7 +250,7 @@ _RFC3339: Final = re.compile(
 
 
 def _utc(text: Any, member: str) -> datetime:
-    moment = parse_rfc3339(text)  # the one reader of a record's times (record.py)
+    moment = parse_rfc3339(text)  # the one reader of a record's times (sanity.py)
     if moment is not None:
         return moment
     shape = _RFC3339.fullmatch(text) if isinstance(text, str) and len(text) <= 64 else None

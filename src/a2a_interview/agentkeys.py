@@ -1,0 +1,122 @@
+"""The agent's keys as a result record names them (PROFILE §8): ``agent.keys`` and
+``agent.listed_keys``, collected by the verifier from what it saw, so that a display
+needs no network to tell a runner from the agent.
+
+- :func:`agent_key_ids` and :func:`verified_key_ids`: RFC 7638 thumbprints of the keys
+  that verified the card, and nkeys of the proposal signers that verified.
+- :func:`proposal_keys` (listed, informational) and :func:`proposal_signer` (verified).
+- :func:`card_key_ids`: key ids a reader adds from a card in hand, offline.
+- :func:`nkey_jwk` and :func:`nkey_thumbprint`: an nkey as an OKP JWK and its thumbprint,
+  so a runner key can be compared with card keys.
+
+Pure and never raising on hostile input (but :func:`nkey_jwk`); the names are
+re-exported by :mod:`a2a_interview.record`.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import nkeys
+from .cardsig import CardSignatureReport, thumbprint, verify_card
+from .errors import IngressError, KeyFormatError
+from .ijson import loads
+from .sanity import member_at
+from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
+from .terms import verify_uncommitted
+
+__all__ = [
+    "agent_key_ids",
+    "card_key_ids",
+    "nkey_jwk",
+    "nkey_thumbprint",
+    "proposal_keys",
+    "proposal_signer",
+    "verified_key_ids",
+]
+
+
+def nkey_jwk(key: str) -> dict[str, str]:
+    """An nkey's Ed25519 public key as an OKP JWK (RFC 8037), so it can be compared with
+    card keys and tried against card signatures. Raises ``KeyFormatError`` for a
+    malformed nkey."""
+    raw = nkeys.decode_public(key)
+    x = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    return {"kty": "OKP", "crv": "Ed25519", "x": x}
+
+
+def nkey_thumbprint(key: str) -> str | None:
+    """The RFC 7638 thumbprint of an nkey's Ed25519 key as an OKP JWK, so a runner key
+    can be compared with a card signing key; ``None`` for a malformed nkey."""
+    try:
+        return thumbprint(nkey_jwk(key))
+    except KeyFormatError:
+        return None
+
+
+def agent_key_ids(jwks: Iterable[Any], nkey_signers: Iterable[str] = ()) -> tuple[str, ...]:
+    """``agent.keys`` (PROFILE §8): the RFC 7638 thumbprint of each JWK in ``jwks`` (a JWK
+    whose thumbprint cannot be computed is skipped: it names no key) and each nkey in
+    ``nkey_signers`` as it is (a malformed one is skipped), sorted, without repeats."""
+    ids: set[str] = set()
+    for jwk in jwks:
+        try:
+            ids.add(thumbprint(jwk))
+        except KeyFormatError:
+            continue
+    ids.update(k for k in nkey_signers if nkey_thumbprint(k) is not None)
+    return tuple(sorted(ids))
+
+
+def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str, ...]:
+    """The nkeys a fetched proposal's ``signatures`` name, whether or not they verify:
+    ``agent.listed_keys`` (PROFILE §8), informational. A key that verifiably signed it is
+    :func:`proposal_signer`'s. Never raises; an unreadable body names none."""
+    if body is None:
+        return ()
+    try:
+        document = loads(body, max_bytes=max_bytes, max_depth=MAX_DEPTH)
+    except IngressError:
+        return ()
+    items = document.get("signatures") if isinstance(document, dict) else None
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        key = item.get("key") if isinstance(item, dict) else None
+        if isinstance(key, str) and nkey_thumbprint(key) is not None:
+            found.append(key)
+    return tuple(dict.fromkeys(found))
+
+
+def proposal_signer(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> str | None:
+    """The nkey whose signature verifies on a fetched proposal (terms §3 steps 4–5,
+    whatever digest a card commits to): an ``agent.keys`` member (PROFILE §8). ``None``
+    when none does. Never raises."""
+    return verify_uncommitted(body, max_bytes=max_bytes).signer
+
+
+def card_key_ids(record: Mapping[str, Any], card: Any, jwks: Iterable[Any] = ()) -> tuple[str, ...]:
+    """Agent key ids a reader can add from a card in hand, offline (PROFILE §8): the
+    thumbprint of each key of ``jwks`` that verifies one of ``card``'s signatures, and the
+    runner key's own when it does (then it *is* an agent key, whatever the record says).
+    A key ``jwks`` merely holds names no agent key. Never raises on a hostile card or
+    record."""
+    if not isinstance(card, dict):
+        return ()
+    candidates = [jwk for jwk in jwks if isinstance(jwk, dict)]
+    key = member_at(record, "ran_by", "key")
+    try:
+        if isinstance(key, str):
+            candidates.append(nkey_jwk(key))
+    except KeyFormatError:
+        pass
+    return verified_key_ids(verify_card(card, candidates))
+
+
+def verified_key_ids(report: CardSignatureReport) -> tuple[str, ...]:
+    """The RFC 7638 thumbprints of the keys that verified one of a card's signatures, under
+    any reading (``agent.keys``, PROFILE §8), sorted."""
+    return tuple(
+        sorted({c.thumbprint for c in report.checks if c.status == "verified" and c.thumbprint})
+    )
