@@ -35,6 +35,8 @@ SCRATCH = ROOT / "build" / "mutation"
 EQUIVALENT = ROOT / "bench" / "mutation_equivalent.txt"
 MUTMUT = Path(sys.executable).parent / "mutmut"
 
+CARD_TESTS = ["tests/test_cardsig.py", "tests/test_jose.py", "tests/test_cardproto.py"]
+
 # module -> (source file under src/a2a_interview, the test files that cover it), in the
 # order they run: smallest first, so a run cut short has the most modules finished.
 MODULES: dict[str, tuple[str, list[str]]] = {
@@ -51,9 +53,17 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "display": ("ledger/display.py", ["tests/test_mutation_kills_display.py"]),
     "record": ("record.py", ["tests/test_record.py", "tests/test_mutation_kills_record.py"]),
     "checks": ("checks.py", ["tests/test_checks.py", "tests/test_mutation_kills_checks.py"]),
+    # cardsig, jose, cardreadings: the card-signature rules (PROFILE §6) in three files
+    # since the joserfc rewrite (issue 16); each against the three fast files that test
+    # them (test_jose.py through cardsig's names, test_cardproto.py the proto reading).
     "cardsig": (
         "cardsig.py",
-        ["tests/test_cardsig.py", "tests/test_mutation_kills_cardsig.py"],
+        [*CARD_TESTS, "tests/test_mutation_kills_cardsig.py"],
+    ),
+    "jose": ("jose.py", [*CARD_TESTS, "tests/test_mutation_kills_jose.py"]),
+    "cardreadings": (
+        "cardreadings.py",
+        [*CARD_TESTS, "tests/test_mutation_kills_cardreadings.py"],
     ),
 }
 
