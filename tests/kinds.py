@@ -40,6 +40,7 @@ KINDS: dict[str, str] = {
     "test_record": "vectors",  # the record schema, hand-signed records
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_mutation_kills_ijson": "vectors",
+    "test_mutation_kills_cardsig": "vectors",
     "test_mutation_kills_checks": "vectors",
     "test_mutation_kills_display": "vectors",
     "test_mutation_kills_jcs": "vectors",
