@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import tracemalloc
 import zlib
 from typing import Any
 
@@ -212,6 +213,7 @@ def test_an_error_carries_its_data_member() -> None:
         ([b"identity, ,gzip"], ("gzip",)),  # identity and empty items left out
         ([b"gzip\x0b"], ("gzip\x0b",)),  # only SP and HTAB are trimmed (RFC 9110 OWS)
         ([b"gzip deflate"], ("gzip deflate",)),  # a blank separates nothing
+        ([b"X-GZIP"], ("x-gzip",)),  # RFC 9110 §8.4.1.3: x-gzip, in any case
     ],
 )
 def test_content_codings_in_order_lower_cased(
@@ -503,3 +505,35 @@ def test_char_pattern_matches_every_json_spelling_of_a_character(
         assert re.fullmatch(pattern.encode(), spelling.encode()), (char, spelling)
     for spelling in not_spellings:
         assert not re.fullmatch(pattern, spelling), (char, spelling)
+
+
+def test_a_bomb_is_inflated_only_up_to_the_bound() -> None:
+    # D-SERVE-23 (issue 14 finding 2): bounded "as it inflates": a body that inflates to
+    # 20 MB against a bound of 1,000 bytes is refused (413) having held about the bound,
+    # never the whole inflated body (traced allocations stay far below 1 MB).
+    bomb = gzip.compress(bytes(20_000_000))
+    tracemalloc.start()
+    try:
+        reply = rpc.decoded_body([(CE, b"gzip")], bomb, ON, 1000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(reply, rpc.Reply) and reply.status == 413
+    assert peak < 1_000_000
+
+
+def test_a_body_nested_past_any_reading_counts_as_naming_the_namespace() -> None:
+    # PROFILE §3.9: nesting past what the lenient reader can follow is not judged and
+    # counts as naming the namespace (a host may read deeper): refused, never passed on.
+    body = _envelope("interview/identity")[:-1] + b',"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    reply = rpc.jsonrpc(body, ON, IV, max_bytes=len(body))
+    assert reply is not None and (reply.status, reply.body) == (200, INVALID_REQUEST)
+
+
+def test_a_bound_past_the_json_readers_default_is_the_bound_used() -> None:
+    # PROFILE §3.9, D-SERVE-12: the body bound given to the binding is the one the strict
+    # reading uses, also past the reader's own default of 1 MiB.
+    body = _envelope("interview/identity")
+    padded = body[:-1] + b" " * (1 << 20) + b"}"
+    answered = rpc.jsonrpc(padded, ON, IV, max_bytes=len(padded))
+    assert answered is not None and answered.body.startswith(b'{"id":7,"jsonrpc":"2.0","result":{')
