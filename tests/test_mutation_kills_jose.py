@@ -227,3 +227,11 @@ def test_a_hostile_signature_never_verifies(alg: str, key: Any, signature: bytes
     assert jose.verify(library_key, alg, b"data", signature) is False
     good = jose.sign(key, alg, b"data")
     assert jose.verify(library_key, alg, b"data", good) is True
+
+
+def test_a_library_refusal_is_no_verification() -> None:
+    # verify: whatever the library refuses with an error (here an EC key given for EdDSA,
+    # which joserfc refuses as the wrong key type) is False, never True: an error is no
+    # proof of a signature (PROFILE §6.5: only a signature that verifies is "verified").
+    ec_key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
+    assert jose.verify(ec_key, "EdDSA", b"data", jose.sign(ED, "EdDSA", b"data")) is False
