@@ -178,6 +178,10 @@ def run(module: str, fresh: bool, recheck: bool) -> None:
     if not survivors:
         return
     where = prepare(module, fresh, SCRATCH / f"{module}.recheck")
+    # mutmut maps each function to the tests that reached it once, and maps again only
+    # tests it has not seen: a kill test changed under the same name would keep its old
+    # reach (none), so the map is made again for every recheck.
+    (where / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     with (where / "run.log").open("w") as out:
         subprocess.run(
             [*command, *survivors], check=False, cwd=where, env=env, stdout=out,
