@@ -37,6 +37,7 @@ MUTMUT = Path(sys.executable).parent / "mutmut"
 
 RECORD_TESTS = ["tests/test_record.py", "tests/test_mutation_kills_record.py"]
 CHECKS_TESTS = ["tests/test_checks.py", "tests/test_mutation_kills_checks.py"]
+CARD_TESTS = ["tests/test_cardsig.py", "tests/test_jose.py", "tests/test_cardproto.py"]
 
 # module -> (source file under src/a2a_interview, the test files that cover it), in the
 # order they run: smallest first, so a run cut short has the most modules finished.
@@ -63,9 +64,17 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "standing": ("standing.py", [*RECORD_TESTS, "tests/test_mutation_kills_standing.py"]),
     "record": ("record.py", RECORD_TESTS),
     "checks": ("checks.py", CHECKS_TESTS),
+    # cardsig, jose, cardreadings: the card-signature rules (PROFILE §6) in three files
+    # since the joserfc rewrite (issue 16); each against the three fast files that test
+    # them (test_jose.py through cardsig's names, test_cardproto.py the proto reading).
     "cardsig": (
         "cardsig.py",
-        ["tests/test_cardsig.py", "tests/test_mutation_kills_cardsig.py"],
+        [*CARD_TESTS, "tests/test_mutation_kills_cardsig.py"],
+    ),
+    "jose": ("jose.py", [*CARD_TESTS, "tests/test_mutation_kills_jose.py"]),
+    "cardreadings": (
+        "cardreadings.py",
+        [*CARD_TESTS, "tests/test_mutation_kills_cardreadings.py"],
     ),
 }
 
@@ -182,6 +191,10 @@ def run(module: str, fresh: bool, recheck: bool) -> None:
     if not survivors:
         return
     where = prepare(module, fresh, SCRATCH / f"{module}.recheck")
+    # mutmut maps each function to the tests that reached it once, and maps again only
+    # tests it has not seen: a kill test changed under the same name would keep its old
+    # reach (none), so the map is made again for every recheck.
+    (where / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     with (where / "run.log").open("w") as out:
         subprocess.run(
             [*command, *survivors], check=False, cwd=where, env=env, stdout=out,

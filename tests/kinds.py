@@ -40,12 +40,15 @@ KINDS: dict[str, str] = {
     "test_record": "vectors",  # the record schema, hand-signed records
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_mutation_kills_ijson": "vectors",
+    "test_mutation_kills_cardreadings": "vectors",
+    "test_mutation_kills_cardsig": "vectors",
     "test_mutation_kills_checks": "vectors",
     "test_mutation_kills_outcome": "vectors",
     "test_mutation_kills_findings": "vectors",
     "test_mutation_kills_responses": "vectors",
     "test_mutation_kills_display": "vectors",
     "test_mutation_kills_jcs": "vectors",
+    "test_mutation_kills_jose": "vectors",
     "test_mutation_kills_projection": "vectors",
     "test_mutation_kills_record": "vectors",
     "test_mutation_kills_sanity": "vectors",
