@@ -235,3 +235,25 @@ def test_a_library_refusal_is_no_verification() -> None:
     # proof of a signature (PROFILE §6.5: only a signature that verifies is "verified").
     ec_key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
     assert jose.verify(ec_key, "EdDSA", b"data", jose.sign(ED, "EdDSA", b"data")) is False
+
+
+@pytest.mark.parametrize(
+    ("key", "alg"),
+    [
+        (ED, "ES256"),  # an OKP key for ECDSA: joserfc raised AttributeError here
+        (ED, "RS256"),
+        (P256, "ES384"),  # the right kty, the wrong curve
+        (P256, "PS256"),
+        (RSA, "EdDSA"),
+        (RSA, "ES256"),
+        (P256, "HS256"),  # never allowlisted (PROFILE §6.2)
+        (P256, "none"),
+    ],
+)
+def test_a_key_that_does_not_serve_the_alg_is_no_verification(key: Any, alg: str) -> None:
+    # verify never raises (its contract; the verifier reads hostile JWKS and headers): a
+    # key that does not serve the alg, or an alg outside the allowlist, is False, whatever
+    # the signature (PROFILE §6.5: only a signature that verifies is "verified").
+    library_key = jose.import_public_jwk(jose.public_jwk(key, "k", jose.alg_for_key(key)))
+    for signature in (b"", b"\x01" * 64, jose.sign(key, jose.alg_for_key(key), b"data")):
+        assert jose.verify(library_key, alg, b"data", signature) is False

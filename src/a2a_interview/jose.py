@@ -447,7 +447,10 @@ def sign(key: PrivateKey, alg: str, data: bytes) -> bytes:
 
 def verify(key: Key, alg: str, data: bytes, signature: bytes) -> bool:
     """Whether ``signature`` is ``alg``'s over ``data`` under ``key`` (from
-    :func:`import_public_jwk`). Never raises on a hostile signature."""
+    :func:`import_public_jwk`). Never raises: a hostile signature, an ``alg`` outside
+    the allowlist or a key that does not serve ``alg`` is a "no"."""
+    if alg not in _JWS or alg not in key_algs(key):
+        return False
     try:
         return _JWS[alg].verify(data, signature, key)
     except (JoseError, ValueError):
