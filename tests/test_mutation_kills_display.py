@@ -457,3 +457,22 @@ def test_timeline_tips_cut_the_date_and_the_runner() -> None:
     exact = timeline_svg([_row(1, name="n" * 84, finished="e" * 40)])  # label: 120
     assert f"<title>1. {'e' * 40}: consistent, run by the agent itself no runner key " in exact
     assert f"name: {'n' * 84})," in exact
+
+
+def test_a_line_names_the_agent_by_its_cards_name_read_as_the_record_reads_it() -> None:
+    # Issue 13 (the agent's name on every line, from its card) and PROFILE §8 (agent.name,
+    # an added member of the record): a record's line and a list line made from the kept
+    # columns both carry the name, and both through record.agent_name's bounds (a name
+    # that is not a short string without NUL is no name).
+    assert row(1, "u", _record()).agent_name is None
+    named = _record(agent={**_record()["agent"], "name": "Acme Market"})
+    assert row(1, "u", named).agent_name == "Acme Market"
+    assert row(1, "u", named).to_json()["agent_name"] == "Acme Market"
+    nul = _record(agent={**_record()["agent"], "name": "Acme\x00"})
+    assert row(1, "u", nul).agent_name is None
+    assert column_row(1, "u", {"agent_name": "Acme Market"}, ("s", "f")).agent_name == (
+        "Acme Market"
+    )
+    assert column_row(1, "u", {"agent_name": "Acme\x00"}, ("s", "f")).agent_name is None
+    assert column_row(1, "u", {"agent_name": 7}, ("s", "f")).agent_name is None
+    assert column_row(1, "u", {}, ("s", "f")).agent_name is None
