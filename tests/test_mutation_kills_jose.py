@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from joserfc.errors import JoseError
 
 from a2a_interview import jose
 from a2a_interview.errors import KeyFormatError, SignatureError
@@ -235,6 +236,24 @@ def test_a_library_refusal_is_no_verification() -> None:
     # proof of a signature (PROFILE §6.5: only a signature that verifies is "verified").
     ec_key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
     assert jose.verify(ec_key, "EdDSA", b"data", jose.sign(ED, "EdDSA", b"data")) is False
+
+
+@pytest.mark.parametrize("error", [JoseError("refused"), ValueError("refused")])
+def test_an_error_of_the_library_is_no_verification(
+    monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    # The same rule where the key fits the alg: no signature bytes we know of make
+    # joserfc raise there (empty, short, long, all-zero, all-ones all give False), so
+    # its algorithm is made to raise, as a later release or a hostile input might:
+    # still False, never True and never the error (PROFILE §6.5).
+    class Raising:
+        def verify(self, *_: object) -> bool:
+            raise error
+
+    key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
+    good = jose.sign(P256, "ES256", b"data")
+    monkeypatch.setitem(jose._JWS, "ES256", Raising())
+    assert jose.verify(key, "ES256", b"data", good) is False
 
 
 @pytest.mark.parametrize(
