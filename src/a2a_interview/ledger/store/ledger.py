@@ -6,6 +6,7 @@ time."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -108,6 +109,12 @@ class Ledger:
     def close(self) -> None:
         """Release the store's connections."""
         self._engine.dispose()
+
+    def forked(self) -> None:
+        """In a child process after ``os.fork`` (``ledger serve --workers``): forget the
+        parent's pooled connections without closing them (they are still the parent's),
+        so that this process opens its own."""
+        self._engine.dispose(close=False)
 
     def __enter__(self) -> Ledger:
         return self
@@ -319,43 +326,94 @@ class Ledger:
             .order_by(agents_table.c.card_url)
         )  # fmt: skip
 
-    def agents_page(
-        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
-    ) -> tuple[list[AgentSummary], int]:
-        """One page of agents by card URL (never by outcome), read from the summary kept
-        at write time: O(page). ``search``: only agents whose card URL holds it (case
-        folded) or whose latest record's ``agent.name`` does. Returns the page and how
-        many agents match (-1 without ``count``)."""
-        where: Any = sa.true()
-        if search:
-            pattern = (
-                "%"
-                + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                + "%"
-            )
-            # SQLite's LIKE folds ASCII case itself; PostgreSQL's ILIKE does. Either way
-            # no function runs per row.
-            # The card URL or the name the agent last gave itself, kept in one indexed
-            # column: one LIKE per agent, an index-only scan of the summary.
-            column = agents_table.c.search
-            where = (
-                column.like(pattern, escape="\\")
-                if self.dialect == "sqlite"
-                else column.ilike(pattern, escape="\\")
-            )
-        total = -1  # not counted (the caller knows the total from totals())
-        if count:
+    def _search(self, search: str, *, prefilter: bool = True) -> Any:
+        """The WHERE of a search: the agent's ``search`` column (card URL, line break,
+        latest name) holds ``search``, ASCII case folded on SQLite (``LIKE``), folded
+        on PostgreSQL (``ILIKE``, which the ``pg_trgm`` index of migration 0007 serves).
+        On SQLite with FTS5, the trigram index finds the candidates first and ``LIKE``
+        still decides, so the answer is the same with or without it (``prefilter``)."""
+        # As typed: LIKE and ILIKE fold case themselves (lowering it here first made
+        # "Ça" miss "Ça" on SQLite, whose LIKE folds ASCII only).
+        pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        column = agents_table.c.search
+        if self.dialect == "postgresql":
+            return column.ilike(pattern, escape="\\")
+        like = column.like(pattern, escape="\\")
+        if not (prefilter and self._trigrams(search)):
+            return like
+        ids = self._candidates(search).scalar_subquery()
+        return sa.and_(sa.literal_column("ledger_agents.id").in_(ids), like)
+
+    def _trigrams(self, search: str) -> bool:
+        """Whether the SQLite trigram index can find ``search`` (three characters at
+        least: a trigram needs three)."""
+        return self._fts and len(search) >= 3
+
+    @staticmethod
+    def _candidates(search: str) -> Any:
+        """The ids of the agents whose ``search`` holds ``search``'s trigrams in order
+        (FTS5 folds case beyond ASCII: a superset of what ``LIKE`` then keeps)."""
+        phrase = '"' + search.replace('"', '""') + '"'
+        found: Any = sa.select(sa.literal_column("rowid")).select_from(
+            sa.table("ledger_agents_fts")
+        )
+        return found.where(sa.text("ledger_agents_fts MATCH :phrase").bindparams(phrase=phrase))
+
+    @functools.cached_property
+    def _fts(self) -> bool:
+        """Whether this SQLite store has migration 0007's trigram index."""
+        if self.dialect != "sqlite":
+            return False
+        with self._read() as connection:
+            kind = connection.execute(
+                sa.select(meta.c.value).where(meta.c.key == "search_index")
+            ).scalar_one_or_none()
+        return kind == "fts5"
+
+    def matching(self, search: str, cap: int) -> int:
+        """How many agents ``search`` finds (see :meth:`agents_from`), counted up to
+        ``cap + 1`` at most: a count of every match would cost O(matches). Over ``cap``,
+        the caller pages with ``dense``."""
+
+        def count(query: Any) -> int:
+            capped = sa.select(sa.func.count()).select_from(query.limit(cap + 1).subquery())
             with self._read() as connection:
-                total = int(
-                    connection.execute(
-                        sa.select(sa.func.count()).select_from(agents_table).where(where)
-                    ).scalar_one()
-                )
-        page = self._summaries(
-            sa.select(agents_table.c.card_url).select_from(agents_table).where(where)
-            .order_by(agents_table.c.card_url).offset(offset).limit(limit)
-        )  # fmt: skip
-        return page, total
+                return int(connection.execute(capped).scalar_one())
+
+        prefilter = True
+        if self._trigrams(search):
+            # The trigram index's candidates first, as it yields them: over the cap, the
+            # matches are many, and a walk of the card URL index finds the cap soonest.
+            prefilter = count(self._candidates(search)) <= cap
+        where = self._search(search, prefilter=prefilter)
+        return count(sa.select(sa.literal(1)).select_from(agents_table).where(where))
+
+    def agents_from(
+        self,
+        limit: int,
+        search: str | None = None,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+        dense: bool = False,
+    ) -> list[AgentSummary]:
+        """Up to ``limit`` agents by card URL (never by outcome: interview §9), read from
+        the summary kept at write time: the first ones after the card URL ``after``, or
+        the last ones before ``before`` (keyset paging, D-WEB-8: O(page) wherever the
+        page starts), in card URL order either way. ``search``: only agents whose card
+        URL or latest ``agent.name`` holds it (case folded). ``dense``: the caller knows
+        the search matches many agents (:meth:`matching` over its cap): walking the
+        card URL index then finds a page sooner than the trigram index would."""
+        url = agents_table.c.card_url
+        query = sa.select(url).select_from(agents_table)
+        if search:
+            query = query.where(self._search(search, prefilter=not dense))
+        if after is not None:
+            query = query.where(url > after)
+        if before is not None:
+            query = query.where(url < before)
+        query = query.order_by(url.desc() if before is not None and after is None else url)
+        return self._summaries(query.limit(limit))
 
     def totals(self) -> Totals:
         """Neutral totals: agents, results, evidence (claims are the rest)."""
