@@ -909,11 +909,11 @@ def test_the_agent_name_migration_fills_the_names_of_stored_records(tmp_path: Pa
         assert found.latest.agent_name == "Stonework"
 
 
-# --- search and paging at scale (issue 13, D-STORE-13) ------------------------------------
+# --- search and paging at scale (issue 13, D-STORE-17) ------------------------------------
 
 
 def test_search_finds_the_same_with_the_trigram_index_as_without(store_url: str) -> None:
-    # Migration 0007 (docs/decisions.md D-STORE-13): search reads a trigram index (FTS5
+    # Migration 0007 (docs/decisions.md D-STORE-17): search reads a trigram index (FTS5
     # on SQLite, pg_trgm on PostgreSQL); what it finds is what the LIKE over every
     # agent found: the same agents, card URL order, %, _ and quotes taken literally,
     # short queries (no trigram) too, a match across the URL/name line break.

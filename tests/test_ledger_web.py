@@ -602,7 +602,7 @@ async def test_an_encoded_card_url_is_decoded_exactly_once(
 
 
 async def test_lists_are_paged(client: httpx.AsyncClient, records: Records) -> None:
-    # docs/decisions.md D-WEB-8: the index and /api/agents are paged by keyset (after or
+    # docs/decisions.md D-WEB-22: the index and /api/agents are paged by keyset (after or
     # before a card URL, as the "next" and "previous" links give it), so a page far in
     # costs what the first does; every agent is on exactly one page, in card URL order.
     everyone = sorted(set(records.urls.values()))
@@ -641,7 +641,7 @@ async def test_lists_are_paged(client: httpx.AsyncClient, records: Records) -> N
 async def test_the_index_links_its_pages_by_card_url(
     client: httpx.AsyncClient, records: Records, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # D-WEB-8: the page's own links (no JavaScript): "next" after the last card URL
+    # D-WEB-22: the page's own links (no JavaScript): "next" after the last card URL
     # shown, "previous" before the first, "first" back to the start, the search kept.
     monkeypatch.setattr("a2a_interview.ledger.web.PAGE_SIZE", 2)
     everyone = sorted(set(records.urls.values()))
@@ -667,7 +667,7 @@ async def test_the_index_links_its_pages_by_card_url(
 async def test_a_search_counts_its_matches_up_to_a_bound(
     client: httpx.AsyncClient, records: Records, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # D-WEB-8: a search counts its matches up to MATCH_CAP and says "more than" beyond
+    # D-WEB-22: a search counts its matches up to MATCH_CAP and says "more than" beyond
     # it (a count of every match costs O(matches)); its pages still hold every match.
     monkeypatch.setattr("a2a_interview.ledger.web.MATCH_CAP", 2)
     everyone = sorted(set(records.urls.values()))
@@ -807,7 +807,7 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
 def test_ledger_serve_workers_share_the_port_and_stop_with_it(
     ledger: Ledger, tmp_path: Path
 ) -> None:
-    # D-WEB-9: --workers N forks N processes after binding, each serving the one port
+    # D-WEB-23: --workers N forks N processes after binding, each serving the one port
     # with its own store connections; SIGTERM to the command (as a service manager
     # sends it) stops every one of them, and none is left behind.
     import signal

@@ -26,7 +26,7 @@ def serve(
     """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
     is called with the origin once listening. ``workers`` over 1: that many processes
     forked after the socket is bound, each serving from it with its own connections to
-    the store (D-WEB-9: one Python process serves one request at a time). Raises
+    the store (D-WEB-23: one Python process serves one request at a time). Raises
     ``OSError`` (cannot listen) and ``KeyboardInterrupt`` (stopped)."""
     from ..server.listen import bind, origin_of
 
