@@ -1011,3 +1011,21 @@ def test_the_search_index_migration_indexes_what_a_store_holds(store_url: str) -
             "https://b.example/.well-known/agent-card.json"
         ]
         assert ledger.totals().agents == 2
+
+
+def test_a_list_reads_no_record_bytes_unless_it_needs_them(store_url: str) -> None:
+    # D-WEB-23: a page of the index is made from the columns kept at write time, so its
+    # summaries carry no record bytes (PostgreSQL read and sent fifty bodies a page);
+    # a row without those columns (from before migration 0005's refresh) still gets
+    # its bytes, so the page can recompute it; the agent's own summary reads them.
+    body = signed(record())
+    card = "https://a.example/.well-known/agent-card.json"
+    with Ledger.open(store_url) as ledger:
+        ledger.put(body)
+        [listed] = ledger.agents_from(10)
+        assert listed.latest.body == b"" and listed.latest.standing_reason == "evidence"
+        assert ledger.summary(card).latest.body == body  # type: ignore[union-attr]
+        with ledger._begin() as connection:
+            connection.execute(sa.text("UPDATE ledger_records SET standing_reason = NULL"))
+        [listed] = ledger.agents_from(10)
+        assert listed.latest.body == body and listed.latest.standing == "evidence"

@@ -622,9 +622,14 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     pages = _Pages(ledger, runners)
 
     def inline(endpoint: Callable[[Request], Response]) -> Callable[[Request], Any]:
-        # On the event loop, one request at a time per process (D-WEB-23): the work is
-        # the store's and the templates', under one GIL; Starlette's thread for each
-        # sync endpoint only added GIL handoffs (p99 1.5-2 times, 8 clients, 2 workers).
+        # D-WEB-23: a store in this process (SQLite) only computes, under one GIL: its
+        # requests run on the event loop, one at a time per process (Starlette's thread
+        # for each sync endpoint only added GIL handoffs: p99 1.5-2 times, 8 clients).
+        # A store over a socket (PostgreSQL) waits: its requests keep their threads, so
+        # the process serves another while one waits.
+        if getattr(ledger, "dialect", None) == "postgresql":
+            return endpoint
+
         async def run(request: Request) -> Response:
             return endpoint(request)
 

@@ -304,14 +304,24 @@ class Ledger:
         """The record a worker's job wrote, or ``None`` when it has written none."""
         return self._one(records.c.job_key == job_key)
 
-    def _summaries(self, query: Any) -> list[AgentSummary]:
+    def _summaries(self, query: Any, *, bodies: bool = True) -> list[AgentSummary]:
         # The page of agents first (an index-only scan of the summary, offset included),
         # then only its latest records joined: never a join over the rows skipped.
+        # Without ``bodies``, a record's bytes are read only where the columns kept at
+        # write time are missing (a row from before migration 0005's refresh): a list
+        # line is made from those columns, and on PostgreSQL fifty bodies were fifty
+        # TOAST reads and some 150 KB over the socket for each page of the index.
         page = query.add_columns(
             agents_table.c.latest_id, agents_table.c.results, agents_table.c.evidence
         ).subquery()
+        columns: list[Any] = list(records.c)
+        if not bodies:
+            columns[columns.index(records.c.body)] = sa.case(
+                (records.c.standing_reason.is_(None), records.c.body),
+                else_=sa.literal(b"", sa.LargeBinary()),
+            ).label("body")
         joined = (
-            sa.select(page.c.results, page.c.evidence, *records.c)
+            sa.select(page.c.results, page.c.evidence, *columns)
             .join_from(page, records, records.c.id == page.c.latest_id)
             .order_by(page.c.card_url)
         )
@@ -408,7 +418,11 @@ class Ledger:
         page starts), in card URL order either way. ``search``: only agents whose card
         URL or latest ``agent.name`` holds it (case folded). ``dense``: the caller knows
         the search matches many agents (:meth:`matching` over its cap): walking the
-        card URL index then finds a page sooner than the trigram index would."""
+        card URL index then finds a page sooner than the trigram index would.
+
+        Each summary's ``latest`` carries the columns kept at write time, its ``body``
+        empty (read only for a row without them): a list, not the record shown in
+        full (:meth:`summary` and :meth:`get` read the bytes)."""
         url = agents_table.c.card_url
         query = sa.select(url).select_from(agents_table)
         if search:
@@ -418,7 +432,7 @@ class Ledger:
         if before is not None:
             query = query.where(url < before)
         query = query.order_by(url.desc() if before is not None and after is None else url)
-        return self._summaries(query.limit(limit))
+        return self._summaries(query.limit(limit), bodies=False)
 
     def totals(self) -> Totals:
         """Neutral totals: agents, results, evidence (claims are the rest)."""

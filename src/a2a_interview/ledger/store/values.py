@@ -15,7 +15,9 @@ from ...record import Standing, standing_of
 class StoredRecord:
     """One stored result record.
 
-    ``body`` is the record's bytes as given; ``document`` is them parsed; ``standing``
+    ``body`` is the record's bytes as given (empty in the summaries of a list,
+    ``Ledger.agents_from``, which show the columns kept at write time); ``document``
+    is them parsed; ``standing``
     is recomputed from ``document`` on every access (never read from the store).
     ``signature`` is the runner signature's status when stored: ``valid`` or
     ``unsigned`` (an unsigned record is a claim about itself and is kept as such).
