@@ -48,6 +48,7 @@ pytest_plugins = ["pg"]
 
 RUNNER_SEED = nkeys.generate_seed()
 OTHER_SEED = nkeys.generate_seed()
+_ROLES = iter(range(10**6))  # PostgreSQL roles are the cluster's: one name a test
 
 
 def record(
@@ -1029,3 +1030,35 @@ def test_a_list_reads_no_record_bytes_unless_it_needs_them(store_url: str) -> No
             connection.execute(sa.text("UPDATE ledger_records SET standing_reason = NULL"))
         [listed] = ledger.agents_from(10)
         assert listed.latest.body == body and listed.latest.standing == "evidence"
+
+
+def test_without_the_right_to_create_pg_trgm_search_scans_as_before(
+    postgres_server: Server,
+) -> None:
+    # D-STORE-17: a role that may create tables but not extensions (no CREATE on the
+    # database: pg_trgm is a trusted extension, so that is the right it needs) still
+    # migrates to 0007: the migration goes on without the index (a savepoint), says so
+    # in ledger_meta, and search finds what it found before, by a scan.
+    import os
+
+    url = postgres_server.database()
+    role = f"ledger_limited_{os.getpid()}_{next(_ROLES)}"
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+        connection.exec_driver_sql(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+    engine.dispose()
+    limited = url.replace(f"//{postgres_server.user}@", f"//{role}@")
+    with Ledger.open(limited) as ledger:
+        with ledger._read() as connection:
+            kind = connection.execute(
+                sa.text("SELECT value FROM ledger_meta WHERE key = 'search_index'")
+            ).scalar_one()
+            installed = connection.execute(
+                sa.text("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'")
+            ).scalar_one()
+        assert (kind, installed) == ("none", 0)
+        ledger.put_many([signed(named(record(f"https://agent-{i}.example"), f"Name {i}"))
+                         for i in range(3)])  # fmt: skip
+        assert [s.latest.agent_name for s in ledger.agents_from(10, "name 1")] == ["Name 1"]
+        assert ledger.matching("agent-", 1000) == 3
