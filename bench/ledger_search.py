@@ -1,8 +1,12 @@
-"""Search at scale, side by side: on one 100,000-agent SQLite store (filled as
-``bench/ledger_scale.py`` does), the index's search query (how many match, then a page
-of 50 with their latest records) with three WHERE clauses, interleaved: the card URL
-alone (search before names), the card URL or the name (two LIKEs a row), and the one
-``search`` column migration 0006 keeps (card URL and name, one LIKE a row).
+"""Search and paging at scale, side by side: on one 100,000-agent store (SQLite, filled
+as ``bench/ledger_scale.py`` does), the index's search query (how many match, then a
+page of 50 with their latest records) with four WHERE clauses, interleaved: the card URL
+alone (search before names), the card URL or the name (two LIKEs a row), the one
+``search`` column migration 0006 keeps (card URL and name, one LIKE a row), and that
+column through migration 0007's trigram index with its count capped at 1,000
+(``Ledger.matching`` and ``Ledger.agents_from``, what the page runs now). Then a page of
+50 agents at a random place: ``OFFSET`` (the page before keyset paging) against
+``after=`` a card URL (``Ledger.agents_from``).
 
     nice -n 10 .venv/bin/python bench/ledger_search.py /tmp/scale.db fill
     nice -n 10 .venv/bin/python bench/ledger_search.py /tmp/scale.db   # already filled
@@ -39,6 +43,7 @@ CASES: dict[str, Callable[[str], Any]] = {
     "card URL only (before names)": lambda p: like(T.card_url, p),
     "card URL or name (two LIKEs)": lambda p: sa.or_(like(T.card_url, p), like(T.name, p)),
     "one search column (kept)": lambda p: like(T.search, p),
+    "trigram index, count capped (0007)": lambda p: None,  # Ledger.matching/agents_from
 }
 
 
@@ -63,6 +68,7 @@ def main() -> None:
             return int(total), len(rows)
 
         times: dict[str, list[float]] = {name: [] for name in CASES}
+        times |= {"page at OFFSET n": [], "page after= a card URL": []}
         for i in range(120):
             query = ("agent-{:06d}" if i % 2 else "bench agent {:06d}").format(
                 rng.randint(0, 99_999)
@@ -71,9 +77,23 @@ def main() -> None:
                 if name.startswith("card URL only") and i % 2 == 0:
                     continue  # a name is not in the card URL
                 began = time.perf_counter()
-                found = page(where("%" + query + "%"))
+                if name.startswith("trigram"):
+                    found = (ledger.matching(query, 1000), len(ledger.agents_from(50, query)))
+                else:
+                    found = page(where("%" + query + "%"))
                 times[name].append((time.perf_counter() - began) * 1000)
                 assert found == (1, 1), (name, query, found)
+            at = rng.randint(0, 99_999)
+            began = time.perf_counter()
+            offset = ledger._summaries(
+                sa.select(T.card_url).select_from(agents_table)
+                .order_by(T.card_url).offset(at).limit(50)
+            )  # fmt: skip
+            times["page at OFFSET n"].append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            after = ledger.agents_from(50, after=offset[0].card_url[:-1] if offset else "")
+            times["page after= a card URL"].append((time.perf_counter() - began) * 1000)
+            assert [s.card_url for s in after] == [s.card_url for s in offset]
         for name, samples in times.items():
             samples.sort()
             p90 = samples[int(len(samples) * 0.9)]

@@ -48,6 +48,7 @@ pytest_plugins = ["pg"]
 
 RUNNER_SEED = nkeys.generate_seed()
 OTHER_SEED = nkeys.generate_seed()
+_ROLES = iter(range(10**6))  # PostgreSQL roles are the cluster's: one name a test
 
 
 def record(
@@ -760,8 +761,8 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
         b = "https://b.example/.well-known/agent-card.json"
         totals = ledger.totals()
         assert (totals.agents, totals.results, totals.evidence, totals.claims) == (3, 5, 3, 2)
-        page, total = ledger.agents_page(0, 2)
-        assert total == 3 and [s.card_url for s in page] == [a, b]
+        page = ledger.agents_from(2)
+        assert [s.card_url for s in page] == [a, b]
         assert (page[0].count, page[0].evidence) == (3, 2)
         assert page[0].latest.finished_at == datetime(2026, 11, 2, tzinfo=UTC)
         assert (page[1].count, page[1].evidence) == (1, 0)
@@ -770,11 +771,11 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
         assert ledger.summary(b).evidence == 1  # type: ignore[union-attr]
         assert ledger.totals().evidence == 4
         # Search is on the card URL, its % and _ taken literally.
-        assert [s.card_url for s in ledger.agents_page(0, 10, "_%")[0]] == [
+        assert [s.card_url for s in ledger.agents_from(10, "_%")] == [
             "https://c_%.example/.well-known/agent-card.json"
         ]
-        assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1
-        assert ledger.agents_page(0, 10, "%")[1] == 1
+        assert ledger.matching("A.EXAMPLE", 1000) == 1
+        assert ledger.matching("%", 1000) == 1
         # History a page at a time, newest first; evidence candidates; places.
         newest = ledger.history_page(a, 0, 2)
         assert [r.finished_at.day for r in newest] == [2, 1]
@@ -854,20 +855,20 @@ def test_an_agent_is_named_as_its_latest_record_names_it_and_found_by_it(
             signed(named(record("https://b.example"), ["not", "a", "string"])),
             signed(named(record("https://c.example"), "x" * 201)),
         ])  # fmt: skip
-        page, _ = ledger.agents_page(0, 10)
+        page = ledger.agents_from(10)
         assert [s.latest.agent_name for s in page] == ["Stonework Ça Va", None, None]
-        assert ledger.agents_page(0, 10, "stonework")[0][0].card_url == a  # case folded
-        assert ledger.agents_page(0, 10, "older name")[1] == 0  # not the latest's name
-        assert ledger.agents_page(0, 10, "A.EXAMPLE")[1] == 1  # the card URL still
-        assert ledger.agents_page(0, 10, "card.json\nstonework")[1] == 1  # one line each
+        assert ledger.agents_from(10, "stonework")[0].card_url == a  # case folded
+        assert ledger.matching("older name", 1000) == 0  # not the latest's name
+        assert ledger.matching("A.EXAMPLE", 1000) == 1  # the card URL still
+        assert ledger.matching("card.json\nstonework", 1000) == 1  # one line each
         # A newer record renames the agent; an older one imported later does not.
         ledger.put(signed(named(record("https://a.example", finished="2026-11-03T00:00:00Z"),
                                 "Renamed")))  # fmt: skip
         ledger.put(signed(named(record("https://a.example", finished="2026-10-01T00:00:00Z"),
                                 "Ancient")))  # fmt: skip
         assert ledger.summary(a).latest.agent_name == "Renamed"  # type: ignore[union-attr]
-        assert ledger.agents_page(0, 10, "renamed")[1] == 1
-        assert ledger.agents_page(0, 10, "stonework")[1] == 0
+        assert ledger.matching("renamed", 1000) == 1
+        assert ledger.matching("stonework", 1000) == 0
         kept = [s.latest.agent_name for s in ledger.agents()]
         ledger.migrate()  # a full recount agrees
         assert [s.latest.agent_name for s in ledger.agents()] == kept
@@ -905,5 +906,159 @@ def test_the_agent_name_migration_fills_the_names_of_stored_records(tmp_path: Pa
         ), {"v": a2a_interview.__version__})  # fmt: skip
     engine.dispose()
     with Ledger.open(path) as ledger:
-        [found] = ledger.agents_page(0, 10, "stonework")[0]
+        [found] = ledger.agents_from(10, "stonework")
         assert found.latest.agent_name == "Stonework"
+
+
+# --- search and paging at scale (issue 13, D-STORE-17) ------------------------------------
+
+
+def test_search_finds_the_same_with_the_trigram_index_as_without(store_url: str) -> None:
+    # Migration 0007 (docs/decisions.md D-STORE-17): search reads a trigram index (FTS5
+    # on SQLite, pg_trgm on PostgreSQL); what it finds is what the LIKE over every
+    # agent found: the same agents, card URL order, %, _ and quotes taken literally,
+    # short queries (no trigram) too, a match across the URL/name line break.
+    names = ["Stonework Ça Va", "ÇA VA", '100% _sure_ say "hi"', "ab", None]
+    with Ledger.open(store_url) as ledger:
+        ledger.put_many([
+            signed(named(record(f"https://agent-{i}.example"), name))
+            for i, name in enumerate(names)
+        ])  # fmt: skip
+        with ledger._read() as connection:
+            kind = connection.execute(
+                sa.text("SELECT value FROM ledger_meta WHERE key = 'search_index'")
+            ).scalar_one()
+        assert kind == ("fts5" if store_url.startswith("sqlite") else "pg_trgm")
+        urls = [f"https://agent-{i}.example/.well-known/agent-card.json" for i in range(5)]
+        expected = {
+            "stonework": [urls[0]], "STONE": [urls[0]], "Ça Va": urls[:2], "%": [urls[2]],
+            "_sure_": [urls[2]], '"hi"': [urls[2]], "ab": [urls[3]], "agent-": urls,
+            "card.json\nstone": [urls[0]], "zzz": [], "a": urls, "ent-4.example": [urls[4]],
+        }  # fmt: skip
+        for query, want in expected.items():
+            found = [s.card_url for s in ledger.agents_from(100, query)]
+            assert found == want, query
+            walked = [s.card_url for s in ledger.agents_from(100, query, dense=True)]
+            assert walked == found, query  # with the index or without: the same
+            assert ledger.matching(query, 1000) == len(found), query
+            assert ledger.matching(query, 1) == min(len(found), 2), query  # capped
+        for query in ("ça va", "Ç"):  # beyond ASCII: the same either way, whatever it is
+            found = [s.card_url for s in ledger.agents_from(100, query)]
+            assert found == [s.card_url for s in ledger.agents_from(100, query, dense=True)]
+        # Keyset paging: after and before a card URL, in card URL order either way.
+        assert [s.card_url for s in ledger.agents_from(2, after=urls[1])] == urls[2:4]
+        assert [s.card_url for s in ledger.agents_from(2, before=urls[3])] == urls[1:3]
+        assert [s.card_url for s in ledger.agents_from(2, "agent-", after=urls[3])] == [urls[4]]
+        assert ledger.agents_from(2, before=urls[0]) == []
+        # The index follows renames and new agents (triggers on SQLite).
+        ledger.put(signed(named(record("https://agent-0.example",
+                                       finished="2026-11-29T11:00:00Z"), "Granite")))  # fmt: skip
+        assert [s.card_url for s in ledger.agents_from(10, "granite")] == [urls[0]]
+        assert ledger.agents_from(10, "stonework") == []
+        ledger.migrate()  # a full recount rebuilds every summary row: the index follows
+        assert [s.card_url for s in ledger.agents_from(10, "granite")] == [urls[0]]
+        assert ledger.matching("stonework", 1000) == 0
+
+
+def test_the_search_index_migration_indexes_what_a_store_holds(store_url: str) -> None:
+    # Migration 0007 on a store written at 0006: its agents are found through the new
+    # index at once (the summary rows kept, SQLite's rebuilt with an integer key), and
+    # agents written afterwards too.
+    from alembic import command
+    from alembic.config import Config
+
+    from a2a_interview.ledger import store as store_module
+    from a2a_interview.ledger.store import parse_store_url
+
+    url, _ = parse_store_url(store_url)
+    engine = sa.create_engine(url)
+    card = "https://a.example/.well-known/agent-card.json"
+    with engine.begin() as connection:
+        config = Config()
+        config.set_main_option("script_location", store_module._MIGRATIONS)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0006")
+        connection.execute(
+            sa.text(
+                "INSERT INTO ledger_records (digest, card_url, agent_url, outcome, party,"
+                " runner_name, signature, standing, standing_reason, agent_name, started_at,"
+                " finished_at, stored_at, body) VALUES (:d, :c, 'https://a.example',"
+                " 'consistent', 'third_party', 'Acme', 'valid', 'evidence', 'evidence',"
+                " 'Stonework', :t, :t, :t, :b)"
+            ),
+            {"d": "sha256:" + "0" * 64, "c": card, "t": datetime(2026, 11, 29, tzinfo=UTC),
+             "b": signed(named(record(), "Stonework"))},
+        )  # fmt: skip
+        connection.execute(sa.text(
+            "INSERT INTO ledger_agents (card_url, latest_id, results, evidence, name, search)"
+            " VALUES (:c, 1, 1, 1, 'Stonework', :s)"
+        ), {"c": card, "s": card + "\nStonework"})  # fmt: skip
+        connection.execute(
+            sa.text("INSERT INTO ledger_meta (key, value) VALUES ('standing_by', :v)"),
+            {"v": a2a_interview.__version__},
+        )  # fmt: skip (no refresh: the migration alone)
+    engine.dispose()
+    with Ledger.open(store_url) as ledger:
+        if ledger.dialect == "sqlite":
+            assert ledger._fts
+        [found] = ledger.agents_from(10, "stonework")
+        assert (found.card_url, found.count, found.evidence) == (card, 1, 1)
+        ledger.put(signed(named(record("https://b.example"), "Basalt Works")))
+        assert [s.latest.agent_name for s in ledger.agents_from(10, "work")] == [
+            "Stonework",
+            "Basalt Works",
+        ]  # a.example before b.example
+        assert [s.card_url for s in ledger.agents_from(10, "basalt")] == [
+            "https://b.example/.well-known/agent-card.json"
+        ]
+        assert ledger.totals().agents == 2
+
+
+def test_a_list_reads_no_record_bytes_unless_it_needs_them(store_url: str) -> None:
+    # D-WEB-23: a page of the index is made from the columns kept at write time, so its
+    # summaries carry no record bytes (PostgreSQL read and sent fifty bodies a page);
+    # a row without those columns (from before migration 0005's refresh) still gets
+    # its bytes, so the page can recompute it; the agent's own summary reads them.
+    body = signed(record())
+    card = "https://a.example/.well-known/agent-card.json"
+    with Ledger.open(store_url) as ledger:
+        ledger.put(body)
+        [listed] = ledger.agents_from(10)
+        assert listed.latest.body == b"" and listed.latest.standing_reason == "evidence"
+        assert ledger.summary(card).latest.body == body  # type: ignore[union-attr]
+        with ledger._begin() as connection:
+            connection.execute(sa.text("UPDATE ledger_records SET standing_reason = NULL"))
+        [listed] = ledger.agents_from(10)
+        assert listed.latest.body == body and listed.latest.standing == "evidence"
+
+
+def test_without_the_right_to_create_pg_trgm_search_scans_as_before(
+    postgres_server: Server,
+) -> None:
+    # D-STORE-17: a role that may create tables but not extensions (no CREATE on the
+    # database: pg_trgm is a trusted extension, so that is the right it needs) still
+    # migrates to 0007: the migration goes on without the index (a savepoint), says so
+    # in ledger_meta, and search finds what it found before, by a scan.
+    import os
+
+    url = postgres_server.database()
+    role = f"ledger_limited_{os.getpid()}_{next(_ROLES)}"
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+        connection.exec_driver_sql(f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+    engine.dispose()
+    limited = url.replace(f"//{postgres_server.user}@", f"//{role}@")
+    with Ledger.open(limited) as ledger:
+        with ledger._read() as connection:
+            kind = connection.execute(
+                sa.text("SELECT value FROM ledger_meta WHERE key = 'search_index'")
+            ).scalar_one()
+            installed = connection.execute(
+                sa.text("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'")
+            ).scalar_one()
+        assert (kind, installed) == ("none", 0)
+        ledger.put_many([signed(named(record(f"https://agent-{i}.example"), f"Name {i}"))
+                         for i in range(3)])  # fmt: skip
+        assert [s.latest.agent_name for s in ledger.agents_from(10, "name 1")] == ["Name 1"]
+        assert ledger.matching("agent-", 1000) == 3

@@ -498,7 +498,9 @@ class _Down:
 
         raise StoreUnavailable("the store cannot be opened or reached")
 
-    agents_page = totals = summary = history_page = latest_evidence = newer_than = get = _fail
+    agents_from = matching = totals = summary = history_page = latest_evidence = newer_than = (
+        get
+    ) = _fail
     runners = _fail
 
 
@@ -600,20 +602,86 @@ async def test_an_encoded_card_url_is_decoded_exactly_once(
 
 
 async def test_lists_are_paged(client: httpx.AsyncClient, records: Records) -> None:
-    total = len(set(records.urls.values()))
-    first = (await client.get("/api/agents?per_page=2")).json()
-    assert len(first["agents"]) == 2 and first["pages"] == -(-total // 2)
-    last = (await client.get(f"/api/agents?per_page=2&page={first['pages']}")).json()
-    assert len(last["agents"]) == total - 2 * (first["pages"] - 1)
-    assert (await client.get("/api/agents?page=99")).json()["agents"] == []
+    # docs/decisions.md D-WEB-22: the index and /api/agents are paged by keyset (after or
+    # before a card URL, as the "next" and "previous" links give it), so a page far in
+    # costs what the first does; every agent is on exactly one page, in card URL order.
+    everyone = sorted(set(records.urls.values()))
+    seen: list[str] = []
+    listing = (await client.get("/api/agents?per_page=2")).json()
+    assert listing["previous"] is None and "page" not in listing and "pages" not in listing
+    pages = [listing]
+    while listing["next"] is not None:
+        assert "per_page=2" in listing["next"]
+        listing = (await client.get(listing["next"])).json()
+        pages.append(listing)
+    for one in pages:
+        seen += [a["card_url"] for a in one["agents"]]
+    assert seen == everyone and len(pages) == -(-len(everyone) // 2)
+    back = [a["card_url"] for a in (await client.get(pages[-1]["previous"])).json()["agents"]]
+    assert back == [a["card_url"] for a in pages[-2]["agents"]]
+    # Before the first agent: an empty page with no way further back.
+    first = (await client.get(f"/api/agents?before={ref(everyone[0])}")).json()
+    assert first["agents"] == [] and first["previous"] is None
     history = await client.get(f"/api/agents/{ref(records.urls['consistent'])}?per_page=1")
     assert history.json()["pages"] == 2 and len(history.json()["records"]) == 1
-    for bad in ("page=0", "page=-1", "page=1.5", "per_page=201", "per_page=0", "page=1&page=2",
-                "page=%EF%BC%91"):  # fmt: skip
+    for bad in ("page=1", "per_page=201", "per_page=0", "after=a&before=b", "after=a&after=b",
+                "after=%00", "before=" + "x" * 4097):  # fmt: skip
         response = await client.get(f"/api/agents?{bad}")
         assert response.status_code == 400, bad
         html = await client.get(f"/?{bad}")
         assert html.status_code == 400, bad
+    assert (await client.get("/api/agents?after=a&before=b")).json()["error"]["code"] == (
+        "bad_cursor"
+    )
+    for bad in ("page=0", "page=-1", "page=1.5", "page=1&page=2", "page=%EF%BC%91"):
+        history = await client.get(f"/api/agents/{ref(records.urls['consistent'])}?{bad}")
+        assert history.status_code == 400, bad
+
+
+async def test_the_index_links_its_pages_by_card_url(
+    client: httpx.AsyncClient, records: Records, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # D-WEB-22: the page's own links (no JavaScript): "next" after the last card URL
+    # shown, "previous" before the first, "first" back to the start, the search kept.
+    monkeypatch.setattr("a2a_interview.ledger.web.PAGE_SIZE", 2)
+    everyone = sorted(set(records.urls.values()))
+    shown: list[str] = []
+    path = "/"
+    while True:
+        html = (await client.get(path)).text
+        shown += [unescape(row["url"]) for row in rows_of(html)]
+        found = re.search(r'<a rel="next" href="/([^"]*)"', html)
+        if found is None:
+            break
+        path = "/" + unescape(found.group(1))
+    assert shown == [visible(u) for u in everyone]
+    previous = re.search(r'<a rel="prev" href="/([^"]*)"', html)
+    assert previous is not None and "before=" in previous.group(1)
+    assert '<a href="/">first</a>' in html
+    # A search keeps its text in every link.
+    html = (await client.get("/?q=127.0.0.1")).text
+    found = re.search(r'<a rel="next" href="/([^"]*)"', html)
+    assert found is not None and "q=127.0.0.1" in unescape(found.group(1))
+
+
+async def test_a_search_counts_its_matches_up_to_a_bound(
+    client: httpx.AsyncClient, records: Records, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # D-WEB-22: a search counts its matches up to MATCH_CAP and says "more than" beyond
+    # it (a count of every match costs O(matches)); its pages still hold every match.
+    monkeypatch.setattr("a2a_interview.ledger.web.MATCH_CAP", 2)
+    everyone = sorted(set(records.urls.values()))
+    listing = (await client.get("/api/agents?q=127.0.0.1&per_page=2")).json()
+    assert (listing["matching"], listing["matching_more"]) == (2, True)
+    seen = [a["card_url"] for a in listing["agents"]]
+    while listing["next"] is not None:
+        listing = (await client.get(listing["next"])).json()
+        seen += [a["card_url"] for a in listing["agents"]]
+    assert seen == [u for u in everyone if "127.0.0.1" in u]
+    page = Tags((await client.get("/?q=127.0.0.1")).text).all_text()
+    assert "Agents whose card URL or name contains “127.0.0.1”: more than 2." in page
+    one = (await client.get(f"/api/agents?q={ref(everyone[0][:30])}")).json()
+    assert (one["matching"], one["matching_more"]) == (1, False)
 
 
 async def test_only_get_is_served(client: httpx.AsyncClient) -> None:
@@ -730,6 +798,49 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0
         assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_ledger_serve_workers_share_the_port_and_stop_with_it(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    # D-WEB-23: --workers N forks N processes after binding, each serving the one port
+    # with its own store connections; SIGTERM to the command (as a service manager
+    # sends it) stops every one of them, and none is left behind.
+    import signal
+    import subprocess
+    import sys
+
+    store = f"sqlite:///{tmp_path / 'served.db'}"
+    with Ledger.open(store) as fresh:
+        fresh.add(ledger.agents()[0].latest.body)
+    command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+    proc = subprocess.Popen(
+        [*command, "ledger", "serve", "--store", store, "--port", "0", "--workers", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ledger page at http://127.0.0.1:"), first
+        origin = first.split()[3].rstrip("/")
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(children) == 3
+        with httpx.Client(base_url=origin, timeout=10) as client:
+            for _ in range(12):  # new connections, whichever worker accepts them
+                response = client.get("/api/agents", headers={"connection": "close"})
+                assert response.status_code == 200 and len(response.json()["agents"]) == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert "Traceback" not in proc.stderr.read()
+        for child in children:
+            assert (
+                not Path(f"/proc/{child}").exists()
+                or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+            )
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from . import serve_until_stopped
-from .options import add_runners_option, load_runners, open_store
+from .options import add_runners_option, load_runners, open_store, positive
 
 EPILOG = """\
 examples:
   a2a-interview ledger serve --store sqlite:///ledger.db --port 8080
   a2a-interview ledger serve --store postgresql://ledger@db/ledger --host 0.0.0.0 --port 80
   a2a-interview ledger serve --runners runners.json     # name the runner keys you trust
+  a2a-interview ledger serve --workers 4                # four processes on one port
 
 The page lists every agent by card URL with its latest result, who ran it and whether
 that is a claim or evidence; each agent's page has its history, conflicts and what a
@@ -29,7 +30,7 @@ at /api/openapi.json."""
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from ..ledger.web import serve
+    from ..ledger.serving import serve
 
     runners = load_runners(args.runners)
 
@@ -37,9 +38,16 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"ledger page at {origin}/  (JSON: {origin}/api/agents)", flush=True)
         print("  read-only; Ctrl-C stops it", flush=True)
 
+    workers = args.workers
+    if workers is None:
+        from ..verifier.many import default_workers
+
+        workers = default_workers()
+
     def start() -> None:
         with open_store(args.store) as ledger:
-            serve(ledger, args.host, args.port, on_ready=ready, runners=runners)
+            serve(ledger, args.host, args.port, on_ready=ready, runners=runners,
+                  workers=workers)  # fmt: skip
 
     return serve_until_stopped(args.host, args.port, start)
 
@@ -58,4 +66,7 @@ def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> Non
     add_runners_option(p)
     p.add_argument("--port", type=int, default=8080, help="TCP port (default: 8080; 0: a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.add_argument("--workers", type=positive, default=None, metavar="N",
+                   help="server processes sharing the port (default: one per core this "
+                   "process may use, at most 8; 1: a single process)")  # fmt: skip
     p.set_defaults(run=run_serve)

@@ -13,6 +13,7 @@ marked as self-declared. Evidence by a key the operator does not list is worded 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -100,9 +101,12 @@ def read_runners(data: bytes) -> Runners:
     return Runners(names)
 
 
+@functools.lru_cache(maxsize=4096)
 def fingerprint(key: str | None) -> str | None:
     """A runner key's short fingerprint: the first 16 characters (96 bits) of its RFC
-    7638 thumbprint; ``None`` for no key or a malformed one."""
+    7638 thumbprint; ``None`` for no key or a malformed one. Remembered for the last
+    4,096 keys: a pure function of the key, asked for on every line of every list
+    (decoding the key and its JCS thumbprint cost 0.2 ms, a third of an index page)."""
     thumb = nkey_thumbprint(key) if isinstance(key, str) else None
     return thumb[:16] if thumb else None
 

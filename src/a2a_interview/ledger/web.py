@@ -1,6 +1,6 @@
 """The ledger's web page and JSON API: a thin Starlette driver over :mod:`.display`.
 
-``app(ledger)`` is an ASGI app; ``serve(url, host, port)`` runs it with uvicorn
+``app(ledger)`` is an ASGI app; :mod:`.serving` runs it with uvicorn
 (``a2a-interview ledger serve``). The page is rendered on the server with Jinja2
 (autoescape on, every template) and needs no JavaScript: it sends none, and its
 Content-Security-Policy forbids any (``script-src`` falls back to ``'none'``).
@@ -8,13 +8,14 @@ Content-Security-Policy forbids any (``script-src`` falls back to ``'none'``).
 Routes (the API's are described by ``/api/openapi.json``, shipped as
 ``ledger/openapi.json``):
 
-    GET /                       agents with their latest result, by card URL (?page=N)
+    GET /                       agents with their latest result, by card URL
+                                (?after=URL / ?before=URL: keyset paging; ?q=TEXT)
     GET /agents/{card url}      one agent: latest result, boundaries, timeline,
                                 conflicts, checks, every result (?page=N)
     GET /records/{id}           one result in full, as a page (any age)
     GET /runners                every runner key seen: its name on the operator's list or
                                 its fingerprint, first and last seen, how many results
-    GET /api/agents             the same list as JSON (?page=N&per_page=M)
+    GET /api/agents             the same list as JSON (?after=, ?before=, ?per_page=M)
     GET /api/runners            the runners as JSON
     GET /api/agents/{card url}  one agent as JSON (?page=N&per_page=M)
     GET /api/records/{id}       a record's bytes exactly as stored
@@ -57,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pip install 'a2a-interview[ledger,server]'"
     ) from exc
 
-__all__ = ["CSP", "MAX_PER_PAGE", "PAGE_SIZE", "app", "serve"]
+__all__ = ["CSP", "MAX_PER_PAGE", "PAGE_SIZE", "app"]
 
 PAGE_SIZE: Final = 50
 MAX_PER_PAGE: Final = 200
@@ -96,9 +97,16 @@ class _Record(Protocol):
 
 
 class _Ledger(Protocol):
-    def agents_page(
-        self, offset: int, limit: int, search: str | None = None, *, count: bool = True
-    ) -> tuple[Sequence[Any], int]: ...
+    def agents_from(
+        self,
+        limit: int,
+        search: str | None = None,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+        dense: bool = False,
+    ) -> Sequence[Any]: ...
+    def matching(self, search: str, cap: int) -> int: ...
     def totals(self) -> Any: ...
     def summary(self, card_url: str) -> Any: ...
     def history_page(self, card_url: str, offset: int, limit: int) -> Sequence[Any]: ...
@@ -123,6 +131,11 @@ _BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
 _BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
 _BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
 _BAD_SEARCH: Final = (400, "bad_search", "q must be at most 200 characters, without NUL")
+_BAD_CURSOR: Final = (
+    400,
+    "bad_cursor",
+    "after and before are card URLs (one of them, at most 4096 characters)",
+)
 _UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
@@ -133,6 +146,9 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # The templates ship in the package: looking for a newer file on every request
+        # (two stat calls a template) was a tenth of an index page's time.
+        auto_reload=False,
     )
     env.filters["visible"] = display.visible
     return env
@@ -173,16 +189,50 @@ def _whole(text: str | None, default: int, low: int, high: int, problem: Any) ->
 MAX_SEARCH: Final = 200
 
 
-def _paging(request: Request, api: bool) -> tuple[int, int, str | None]:
-    """``page``, ``per_page`` (API only) and ``q`` (a search on the index: part of a
-    card URL or of an agent's name, at most 200 characters)."""
-    query = _query(request, ("page", "per_page", "q") if api else ("page", "q"))
-    page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
-    per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
+MAX_CURSOR: Final = 4096  # longer than any card URL the store holds
+
+
+def _search(query: dict[str, str]) -> str | None:
     search = query.get("q", "").strip()
     if len(search) > MAX_SEARCH or "\x00" in search:
         raise _Problem(*_BAD_SEARCH)
-    return page, per_page, search or None
+    return search or None
+
+
+def _paging(request: Request, api: bool) -> tuple[int, int]:
+    """An agent's history: ``page`` and ``per_page`` (API only)."""
+    query = _query(request, ("page", "per_page") if api else ("page",))
+    page = _whole(query.get("page"), 1, 1, 10**9, _BAD_PAGE)
+    per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
+    return page, per_page
+
+
+class _Cursor:
+    """Where a page of the index starts (D-WEB-22, keyset paging): after the card URL
+    ``after`` or before ``before`` (neither: the first page), ``per_page`` (API only)
+    and ``q`` (a search: part of a card URL or of an agent's name, at most 200
+    characters)."""
+
+    def __init__(self, request: Request, api: bool) -> None:
+        names = ("after", "before", "q") + (("per_page",) if api else ())
+        query = _query(request, names)
+        self.per_page = _whole(query.get("per_page"), PAGE_SIZE, 1, MAX_PER_PAGE, _BAD_PER_PAGE)
+        self.search = _search(query)
+        self.after, self.before = query.get("after"), query.get("before")
+        for cursor in (self.after, self.before):
+            if cursor is not None and (len(cursor) > MAX_CURSOR or "\x00" in cursor):
+                raise _Problem(*_BAD_CURSOR)
+        if self.after is not None and self.before is not None:
+            raise _Problem(*_BAD_CURSOR)
+
+    def link(self, name: str, card_url: str, api: bool) -> str:
+        """The query string of the page after (``name="after"``) or before this one."""
+        parts = [f"{name}={quote(card_url, safe='')}"]
+        if self.search:
+            parts.append(f"q={quote(self.search, safe='')}")
+        if api and self.per_page != PAGE_SIZE:
+            parts.append(f"per_page={self.per_page}")
+        return "?" + "&".join(parts)
 
 
 def _tail(request: Request, prefix: str) -> str:
@@ -259,6 +309,7 @@ class _Rows:
 
 ROW_CACHE: Final = 20_000
 TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
+MATCH_CAP: Final = 1000  # a search counts its matches up to this many ("more than")
 
 _KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
                 "standing_reason", "card_signature", "card_reading", "agent_name")  # fmt: skip
@@ -324,28 +375,48 @@ class _Pages:
 
     # -- shared ----------------------------------------------------------------------
 
-    def _agents(
-        self, page: int, per_page: int, search: str | None = None
-    ) -> tuple[list[dict[str, Any]], int, int]:
+    def _agents(self, at: _Cursor, api: bool) -> dict[str, Any]:
+        """One page of the index, from the summary the store keeps at write time: the
+        rows, where the pages before and after start, and how many agents match."""
         # Ordered by card URL, as the store returns them, and never by outcome: an agent
         # without the interview is not ranked below one with it (interview §9 rule 2).
-        # One page of the summary the store keeps at write time: O(page).
-        shown, total = self.ledger.agents_page(
-            (page - 1) * per_page, per_page, search, count=bool(search)
+        # Keyset paging (D-WEB-22): a page costs O(page) wherever it starts.
+        limit = at.per_page
+        total = self._totals().agents
+        more = False
+        if at.search:
+            total = self.ledger.matching(at.search, MATCH_CAP)
+            more = total > MATCH_CAP
+            total = min(total, MATCH_CAP)
+        # One more than shown says whether there is a page beyond.
+        shown = list(
+            self.ledger.agents_from(
+                limit + 1, at.search, after=at.after, before=at.before, dense=more
+            )
         )
-        if not search:
-            total = self._totals().agents
-        pages = max(1, math.ceil(total / per_page))
-        out = []
+        backwards = at.before is not None
+        beyond = len(shown) > limit
+        if beyond:
+            shown = shown[1:] if backwards else shown[:limit]
+        has_previous = beyond if backwards else at.after is not None
+        has_next = True if backwards else beyond
+        rows = []
         for summary in shown:
-            out.append(
+            rows.append(
                 {
                     "row": self.rows(summary.latest),
                     "count": int(getattr(summary, "count", 0) or 0),
                     "ref": _ref(summary.card_url),
                 }
             )
-        return out, pages, total
+        return {
+            "rows": rows,
+            "matching": total,
+            "more": more,
+            "previous": at.link("before", shown[0].card_url, api) if shown and has_previous
+            else None,
+            "next": at.link("after", shown[-1].card_url, api) if shown and has_next else None,
+        }  # fmt: skip
 
     def _totals(self) -> Any:
         """The ledger's totals, read at most once every :data:`TOTALS_EVERY` seconds: a
@@ -367,16 +438,17 @@ class _Pages:
     # -- HTML ------------------------------------------------------------------------
 
     def index(self, request: Request) -> Response:
-        page, per_page, search = _paging(request, api=False)
-        rows, pages, total = self._agents(page, per_page, search)
+        at = _Cursor(request, api=False)
+        found = self._agents(at, api=False)
         return self._render(
-            request, "index.html", rows=rows, page=page, pages=pages, search=search or "",
-            matching=total, totals=self._totals(),
-            base="?" + (f"q={quote(search, safe='')}&" if search else ""),
+            request, "index.html", rows=found["rows"], search=at.search or "",
+            matching=found["matching"], more=found["more"], totals=self._totals(),
+            previous=found["previous"], next=found["next"],
+            first=f"?q={quote(at.search, safe='')}" if at.search else "",
         )  # fmt: skip
 
     def agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=False)[:2]
+        page, per_page = _paging(request, api=False)
         view = _AgentView(self.ledger, _tail(request, "/agents/"), page, per_page, self.rows)
         return self._render(
             request,
@@ -455,8 +527,8 @@ class _Pages:
     # -- JSON ------------------------------------------------------------------------
 
     def api_agents(self, request: Request) -> Response:
-        page, per_page, search = _paging(request, api=True)
-        rows, pages, total = self._agents(page, per_page, search)
+        at = _Cursor(request, api=True)
+        found = self._agents(at, api=True)
         agents = [
             {
                 "card_url": a["row"].card_url,
@@ -465,18 +537,23 @@ class _Pages:
                 "results": a["count"],
                 "latest": a["row"].to_json(),
             }
-            for a in rows
+            for a in found["rows"]
         ]
         totals = self._totals()
+
+        def link(query: str | None) -> str | None:
+            return None if query is None else "/api/agents" + query
+
         return _json({
-            "agents": agents, "page": page, "pages": pages, "per_page": per_page,
-            "matching": total,
+            "agents": agents, "per_page": at.per_page,
+            "previous": link(found["previous"]), "next": link(found["next"]),
+            "matching": found["matching"], "matching_more": found["more"],
             "totals": {"agents": totals.agents, "results": totals.results,
                        "evidence": totals.evidence, "claims": totals.claims},
         })  # fmt: skip
 
     def api_agent(self, request: Request) -> Response:
-        page, per_page = _paging(request, api=True)[:2]
+        page, per_page = _paging(request, api=True)
         view = _AgentView(self.ledger, _tail(request, "/api/agents/"), page, per_page, self.rows)
         return _json(
             {
@@ -543,17 +620,32 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     and ``get(id)``, as :class:`a2a_interview.ledger.Ledger`); runners named through
     the operator's ``runners`` list (PROFILE §8)."""
     pages = _Pages(ledger, runners)
+
+    def inline(endpoint: Callable[[Request], Response]) -> Callable[[Request], Any]:
+        # D-WEB-23: a store in this process (SQLite) only computes, under one GIL: its
+        # requests run on the event loop, one at a time per process (Starlette's thread
+        # for each sync endpoint only added GIL handoffs: p99 1.5-2 times, 8 clients).
+        # A store over a socket (PostgreSQL) waits: its requests keep their threads, so
+        # the process serves another while one waits.
+        if getattr(ledger, "dialect", None) == "postgresql":
+            return endpoint
+
+        async def run(request: Request) -> Response:
+            return endpoint(request)
+
+        return run
+
     routes = [
-        Route("/", pages.index),
-        Route("/runners", pages.runners_page),
-        Route("/records/{record_id}", pages.record_page),
-        Route("/api/runners", pages.api_runners),
-        Route("/agents/{ref:path}", pages.agent),
-        Route("/static/ledger.css", pages.stylesheet),
-        Route("/api/agents", pages.api_agents),
-        Route("/api/agents/{ref:path}", pages.api_agent),
-        Route("/api/records/{record_id}", pages.api_record),
-        Route("/api/openapi.json", pages.api_openapi),
+        Route("/", inline(pages.index)),
+        Route("/runners", inline(pages.runners_page)),
+        Route("/records/{record_id}", inline(pages.record_page)),
+        Route("/api/runners", inline(pages.api_runners)),
+        Route("/agents/{ref:path}", inline(pages.agent)),
+        Route("/static/ledger.css", inline(pages.stylesheet)),
+        Route("/api/agents", inline(pages.api_agents)),
+        Route("/api/agents/{ref:path}", inline(pages.api_agent)),
+        Route("/api/records/{record_id}", inline(pages.api_record)),
+        Route("/api/openapi.json", inline(pages.api_openapi)),
     ]
 
     from . import LedgerError
@@ -584,40 +676,3 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
         405: problem,
     }
     return _Headers(Starlette(routes=routes, exception_handlers=handlers))
-
-
-def serve(
-    ledger: _Ledger,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    *,
-    on_ready: Callable[[str], None] | None = None,
-    runners: Runners = NO_RUNNERS,
-) -> None:
-    """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
-    is called with the origin once listening. Raises ``OSError`` (cannot listen) and
-    ``KeyboardInterrupt`` (stopped)."""
-    import asyncio
-
-    import uvicorn
-
-    from ..server.listen import bind, origin_of
-
-    sock = bind(host, port)
-    try:
-        config = uvicorn.Config(
-            app(ledger, runners), log_level="warning", access_log=False, lifespan="off"
-        )
-        server = uvicorn.Server(config)
-
-        async def main() -> None:
-            task = asyncio.create_task(server.serve(sockets=[sock]))
-            while not server.started and not task.done():
-                await asyncio.sleep(0.01)
-            if server.started and on_ready is not None:
-                on_ready(origin_of(sock))
-            await task
-
-        asyncio.run(main())
-    finally:
-        sock.close()

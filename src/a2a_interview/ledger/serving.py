@@ -1,0 +1,132 @@
+"""Serving the ledger's page (``a2a-interview ledger serve``): :func:`serve` runs
+:func:`.web.app` with uvicorn on a bound socket, in one process or in several forked
+after binding (``--workers``), each with its own connections to the store."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from .runners import NO_RUNNERS, Runners
+from .web import _Ledger, app
+
+__all__ = ["serve"]
+
+
+def serve(
+    ledger: _Ledger,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    runners: Runners = NO_RUNNERS,
+    workers: int = 1,
+) -> None:
+    """Serve the page over ``ledger`` on ``host:port`` until interrupted; ``on_ready``
+    is called with the origin once listening. ``workers`` over 1: that many processes
+    forked after the socket is bound, each serving from it with its own connections to
+    the store (D-WEB-23: one Python process serves one request at a time). Raises
+    ``OSError`` (cannot listen) and ``KeyboardInterrupt`` (stopped)."""
+    from ..server.listen import bind, origin_of
+
+    sock = bind(host, port)
+    try:
+        if workers <= 1:
+            _serve_on(sock, ledger, runners, on_ready)
+            return
+        children = _fork_workers(sock, ledger, runners, workers)
+        if on_ready is not None:
+            on_ready(origin_of(sock))  # the socket queues connections until one accepts
+        _supervise(children)
+    finally:
+        sock.close()
+
+
+def _serve_on(
+    sock: Any, ledger: _Ledger, runners: Runners, on_ready: Callable[[str], None] | None
+) -> None:
+    import asyncio
+
+    import uvicorn
+
+    from ..server.listen import origin_of
+
+    config = uvicorn.Config(
+        app(ledger, runners), log_level="warning", access_log=False, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started and on_ready is not None:
+            on_ready(origin_of(sock))
+        await task
+
+    asyncio.run(main())
+
+
+def _fork_workers(sock: Any, ledger: _Ledger, runners: Runners, workers: int) -> list[int]:
+    """``workers`` children, each serving ``sock`` until SIGINT or SIGTERM; a child
+    never returns into the caller's code."""
+    import os
+    import signal
+    import sys
+
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid:
+            children.append(pid)
+            continue
+        code = 0
+        try:  # the child: the parent's pooled connections are not its own
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            forked = getattr(ledger, "forked", None)
+            if callable(forked):
+                forked()
+            _serve_on(sock, ledger, runners, None)
+        except KeyboardInterrupt:
+            pass
+        except BaseException:  # a child's last word, then its exit
+            print("a2a-interview: a ledger worker stopped on an error", file=sys.stderr)
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return children
+
+
+def _supervise(children: list[int]) -> None:
+    """Wait for the workers; SIGTERM is passed on to them; Ctrl-C (SIGINT, which the
+    terminal sends the whole group) waits for them to stop and raises
+    ``KeyboardInterrupt`` as one process would."""
+    import os
+    import signal
+
+    def stop(signum: int, _: Any) -> None:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    interrupted = False
+    try:
+        while children:
+            try:
+                pid, _ = os.wait()
+            except KeyboardInterrupt:
+                interrupted = True
+                stop(signal.SIGINT, None)
+                continue
+            except ChildProcessError:
+                break
+            if pid in children:
+                children.remove(pid)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if interrupted:
+        raise KeyboardInterrupt
