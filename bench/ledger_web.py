@@ -24,7 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any, cast
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -37,19 +38,27 @@ from a2a_interview.record import sign_record  # noqa: E402
 from ledger_records import RUNNER_SEED, build  # noqa: E402
 
 
+def moved(base: dict[str, Any], origin: str) -> dict[str, Any]:
+    """``base`` as a run against the agent at ``origin``: every URL of the record moves
+    with it (its card, its interfaces, its calls), or the record is not sane (PROFILE §8:
+    a record's calls are bound to the agent it names) and the store refuses it."""
+    card = urlsplit(base["agent"]["card_url"])
+    return cast(dict[str, Any], json.loads(
+        json.dumps(base).replace(f"{card.scheme}://{card.netloc}", origin)
+    ))  # fmt: skip
+
+
 def fill(ledger: Ledger, agents: int, history: int) -> str:
     base = json.loads(build().bodies[2])  # a signed third-party record
     for i in range(agents):
-        url = f"https://agent-{i:05d}.example/.well-known/agent-card.json"
-        doc = {**base, "agent": {**base["agent"], "card_url": url}}
+        doc = moved(base, f"https://agent-{i:05d}.example")
         ledger.add(json.dumps(sign_record(doc, RUNNER_SEED)).encode())
-    busy = "https://busy.example/.well-known/agent-card.json"
+    busy = moved(base, "https://busy.example")
     for i in range(history):
         moment = f"2026-{1 + i // 600:02d}-{1 + i // 24 % 25:02d}T{i % 24:02d}:00:00.000Z"
-        doc = {**base, "agent": {**base["agent"], "card_url": busy},
-               "started_at": moment, "finished_at": moment}  # fmt: skip
+        doc = {**busy, "started_at": moment, "finished_at": moment}
         ledger.add(json.dumps(sign_record(doc, RUNNER_SEED)).encode())
-    return busy
+    return cast(str, busy["agent"]["card_url"])
 
 
 async def measure(ledger: Ledger, busy: str, rounds: int) -> None:
