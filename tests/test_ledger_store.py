@@ -942,6 +942,18 @@ def test_search_finds_the_same_with_the_trigram_index_as_without(store_url: str)
             assert walked == found, query  # with the index or without: the same
             assert ledger.matching(query, 1000) == len(found), query
             assert ledger.matching(query, 1) == min(len(found), 2), query  # capped
+            # The index's page reads the agents one scan named (under the cap) or walks
+            # the card URL index (over it): the same count and the same pages either way.
+            count, page = ledger.search_page(query, 1000, 100)
+            assert (count, [s.card_url for s in page]) == (len(found), found), query
+            count, page = ledger.search_page(query, 1, 100)
+            assert (count, [s.card_url for s in page]) == (min(len(found), 2), found), query
+            for cap in (1, 1000):
+                for at in urls:
+                    page = ledger.search_page(query, cap, 2, after=at)[1]
+                    assert [s.card_url for s in page] == [u for u in found if u > at][:2]
+                    page = ledger.search_page(query, cap, 2, before=at)[1]
+                    assert [s.card_url for s in page] == [u for u in found if u < at][-2:]
         for query in ("ça va", "Ç"):  # beyond ASCII: the same either way, whatever it is
             found = [s.card_url for s in ledger.agents_from(100, query)]
             assert found == [s.card_url for s in ledger.agents_from(100, query, dense=True)]

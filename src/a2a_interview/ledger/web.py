@@ -106,7 +106,15 @@ class _Ledger(Protocol):
         before: str | None = None,
         dense: bool = False,
     ) -> Sequence[Any]: ...
-    def matching(self, search: str, cap: int) -> int: ...
+    def search_page(
+        self,
+        search: str,
+        cap: int,
+        limit: int,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> tuple[int, Sequence[Any]]: ...
     def totals(self) -> Any: ...
     def summary(self, card_url: str) -> Any: ...
     def history_page(self, card_url: str, offset: int, limit: int) -> Sequence[Any]: ...
@@ -384,16 +392,15 @@ class _Pages:
         limit = at.per_page
         total = self._totals().agents
         more = False
+        # One more than shown says whether there is a page beyond.
         if at.search:
-            total = self.ledger.matching(at.search, MATCH_CAP)
+            total, shown = self.ledger.search_page(
+                at.search, MATCH_CAP, limit + 1, after=at.after, before=at.before
+            )
             more = total > MATCH_CAP
             total = min(total, MATCH_CAP)
-        # One more than shown says whether there is a page beyond.
-        shown = list(
-            self.ledger.agents_from(
-                limit + 1, at.search, after=at.after, before=at.before, dense=more
-            )
-        )
+        else:
+            shown = self.ledger.agents_from(limit + 1, after=at.after, before=at.before)
         backwards = at.before is not None
         beyond = len(shown) > limit
         if beyond:

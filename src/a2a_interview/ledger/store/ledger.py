@@ -389,19 +389,62 @@ class Ledger:
         """How many agents ``search`` finds (see :meth:`agents_from`), counted up to
         ``cap + 1`` at most: a count of every match would cost O(matches). Over ``cap``,
         the caller pages with ``dense``."""
+        return len(self._found(search, cap))
 
-        def count(query: Any) -> int:
-            capped = sa.select(sa.func.count()).select_from(query.limit(cap + 1).subquery())
-            with self._read() as connection:
-                return int(connection.execute(capped).scalar_one())
-
+    def _found(self, search: str, cap: int) -> list[str]:
+        """The card URLs of up to ``cap + 1`` agents ``search`` finds, in no order: one
+        scan of the search index (D-STORE-17), whose answer both counts the matches and,
+        under the cap, names the agents a page is read from."""
         prefilter = True
         if self._trigrams(search):
             # The trigram index's candidates first, as it yields them: over the cap, the
             # matches are many, and a walk of the card URL index finds the cap soonest.
-            prefilter = count(self._candidates(search)) <= cap
+            candidates = self._candidates(search).limit(cap + 1).subquery()
+            with self._read() as connection:
+                counted = connection.execute(
+                    sa.select(sa.func.count()).select_from(candidates)
+                ).scalar_one()
+            prefilter = int(counted) <= cap
         where = self._search(search, prefilter=prefilter)
-        return count(sa.select(sa.literal(1)).select_from(agents_table).where(where))
+        found = sa.select(agents_table.c.card_url).where(where).limit(cap + 1)
+        with self._read() as connection:
+            return list(connection.execute(found).scalars())
+
+    def search_page(
+        self,
+        search: str,
+        cap: int,
+        limit: int,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> tuple[int, list[AgentSummary]]:
+        """How many agents ``search`` finds (up to ``cap + 1``, as :meth:`matching`) and
+        a page of them (as :meth:`agents_from`), from one scan of the search index: under
+        the cap the page is read by card URL from the agents that scan named, so the
+        index is not walked twice; over it, by walking the card URL index (``dense``)."""
+        found = self._found(search, cap)
+        if len(found) > cap:
+            page = self.agents_from(limit, search, after=after, before=before, dense=True)
+            return len(found), page
+        if not found:
+            return 0, []
+        url = agents_table.c.card_url
+        query = sa.select(url).select_from(agents_table).where(url.in_(found))
+        return len(found), self._page(query, limit, after, before)
+
+    def _page(
+        self, query: Any, limit: int, after: str | None, before: str | None
+    ) -> list[AgentSummary]:
+        """Up to ``limit`` of ``query``'s agents by card URL: the first after ``after``
+        or the last before ``before`` (keyset paging, D-WEB-22), in card URL order."""
+        url = agents_table.c.card_url
+        if after is not None:
+            query = query.where(url > after)
+        if before is not None:
+            query = query.where(url < before)
+        query = query.order_by(url.desc() if before is not None and after is None else url)
+        return self._summaries(query.limit(limit), bodies=False)
 
     def agents_from(
         self,
@@ -427,12 +470,7 @@ class Ledger:
         query = sa.select(url).select_from(agents_table)
         if search:
             query = query.where(self._search(search, prefilter=not dense))
-        if after is not None:
-            query = query.where(url > after)
-        if before is not None:
-            query = query.where(url < before)
-        query = query.order_by(url.desc() if before is not None and after is None else url)
-        return self._summaries(query.limit(limit), bodies=False)
+        return self._page(query, limit, after, before)
 
     def totals(self) -> Totals:
         """Neutral totals: agents, results, evidence (claims are the rest)."""
