@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "a2a_interview"
 
 MAX_LINES = 700
@@ -141,40 +143,46 @@ def test_src_files_are_at_most_700_lines() -> None:
     assert {name: count for name, count in lines.items() if count > MAX_LINES} == {}
 
 
-def test_the_store_parts_import_only_those_before_them() -> None:
-    # ledger/store/__init__.py (issue 16: the store split from one 1,058-line module):
-    # the schema, the values, reading a record, opening, what is kept at write time,
-    # then the Ledger; each part readable without those after it.
-    order = ["tables", "values", "columns", "opening", "summary", "ledger"]
-    prefix = "a2a_interview.ledger.store."
-    edges = import_graph()
-    assert sorted(n for n in edges if n.startswith(prefix)) == sorted(prefix + p for p in order)
-    for i, part in enumerate(order):
-        later = {prefix + p for p in order[i + 1 :]}
-        assert edges[prefix + part] & later == set(), part
+# Packages read part by part: each part imports only those listed before it, so it can
+# be read without those after it (issue 16).
+PART_ORDERS: dict[str, list[str]] = {
+    # ledger/store/ (split from one 1,058-line module): the schema, the values, reading a
+    # record, opening, what is kept at write time, then the Ledger.
+    "a2a_interview.ledger.store": ["tables", "values", "columns", "opening", "summary", "ledger"],
+    # server/proxy/: the upstream, then the front and the pass-through, then serving.
+    "a2a_interview.server.proxy": [
+        "fetch",
+        "headers",
+        "upstream",
+        "passthrough",
+        "front",
+        "serving",
+    ],
+    # verifier/ (client.py and procedure.py split): the client's parts, the client, the
+    # procedure's steps, the procedure, verify-many.
+    "a2a_interview.verifier": [
+        "wire",
+        "failures",
+        "urls",
+        "addresses",
+        "bodies",
+        "client",
+        "run",
+        "calls",
+        "questions",
+        "signatures",
+        "proposals",
+        "cards",
+        "procedure",
+        "many",
+    ],
+}
 
 
-def test_the_proxy_parts_import_only_those_before_them() -> None:
-    # server/proxy/__init__.py: the upstream, then the front and the pass-through, then
-    # serving; each part readable without those after it.
-    order = ["fetch", "headers", "upstream", "passthrough", "front", "serving"]
-    prefix = "a2a_interview.server.proxy."
-    edges = import_graph()
-    assert sorted(n for n in edges if n.startswith(prefix)) == sorted(prefix + p for p in order)
-    for i, part in enumerate(order):
-        later = {prefix + p for p in order[i + 1 :]}
-        assert edges[prefix + part] & later == set(), part
-
-
-def test_the_verifier_parts_import_only_those_before_them() -> None:
-    # verifier/ (issue 16: client.py and procedure.py split): the client's parts, the
-    # client, the procedure's steps, the procedure, verify-many; each part readable
-    # without those after it.
-    order = [
-        "wire", "failures", "urls", "addresses", "bodies", "client",
-        "run", "calls", "questions", "signatures", "proposals", "cards", "procedure", "many",
-    ]  # fmt: skip
-    prefix = "a2a_interview.verifier."
+@pytest.mark.parametrize("package", sorted(PART_ORDERS))
+def test_the_parts_of_a_package_import_only_those_before_them(package: str) -> None:
+    order = PART_ORDERS[package]
+    prefix = package + "."
     edges = import_graph()
     assert sorted(n for n in edges if n.startswith(prefix)) == sorted(prefix + p for p in order)
     for i, part in enumerate(order):
