@@ -8,6 +8,7 @@ one run, so compare the ratios, not the absolute numbers, across machines.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import statistics
@@ -46,6 +47,7 @@ def card_with(skills: int) -> dict[str, Any]:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     base = build(reference.unsigned_card(), reference.proposals())
     proposals = [CommittedProposal(e, v.document) for e, v in base.verdicts if v.document]
 

@@ -9,9 +9,9 @@ Not a test: nothing here asserts a time. A PostgreSQL store is measured too when
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +42,9 @@ def rate(label: str, n: int, seconds: float) -> float:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="?", type=int, default=2000, help="how many (2000)")
+    n = parser.parse_args().records
     given = bodies(n)
     start = time.perf_counter()
     for body in given:

@@ -4,7 +4,8 @@ page of 50 with their latest records) with four WHERE clauses, interleaved: the 
 alone (search before names), the card URL or the name (two LIKEs a row), the one
 ``search`` column migration 0006 keeps (card URL and name, one LIKE a row), and that
 column through migration 0007's trigram index with its count capped at 1,000
-(``Ledger.matching`` and ``Ledger.agents_from``, what the page runs now). Then a page of
+(``Ledger.matching`` and ``Ledger.agents_from``; the page runs both from one scan of
+that index, ``Ledger.search_page``). Then a page of
 50 agents at a random place: ``OFFSET`` (the page before keyset paging) against
 ``after=`` a card URL (``Ledger.agents_from``).
 
@@ -17,6 +18,7 @@ cannot find: those are left out of its figures). Not a test: nothing asserts a t
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -48,8 +50,12 @@ CASES: dict[str, Callable[[str], Any]] = {
 
 
 def main() -> None:
-    path = sys.argv[1]
-    if len(sys.argv) > 2:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store", help="a SQLite file: the 100,000-agent store")
+    parser.add_argument("fill", nargs="?", choices=["fill"], help="fill it first")
+    args = parser.parse_args()
+    path = args.store
+    if args.fill:
         import ledger_scale
 
         ledger_scale.fill(f"sqlite:///{path}", 100_000, 3, 10_000)

@@ -1,0 +1,60 @@
+"""The benchmarks still run (docs/benchmarks.md): every script in ``bench/`` teaches its
+use with ``--help``, and the ledger benchmarks, which build records the store must
+accept, run end to end at their smallest. A benchmark is not a test of speed (nothing
+here reads a time); this only keeps a bench from rotting while the rules it feeds move:
+``bench/ledger_web.py`` filed records that record sanity (PROFILE §8) refuses, and
+stopped at its first record, with no test to say so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHES = sorted(path.name for path in (ROOT / "bench").glob("*.py"))
+
+
+def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "A2A_INTERVIEW_STORE"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env=env,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_every_bench_teaches_its_use(bench: str) -> None:
+    done = run(f"bench/{bench}", "--help", timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: "), done.stdout[:200]
+    assert done.stderr == ""
+
+
+def test_the_ledger_page_bench_runs_at_its_smallest() -> None:
+    done = run("bench/ledger_web.py", "--agents", "3", "--history", "3", "--rounds", "1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("filled 3 agents + one with 3 records in ")
+    assert [line.split()[0] for line in lines[2:]] == ["index", "GET", "agent", "GET"]
+
+
+def test_the_ledger_scale_bench_runs_at_its_smallest(tmp_path: Path) -> None:
+    store = str(tmp_path / "scale.db")
+    done = run("bench/ledger_scale.py", "--store", store, "--agents", "20", "--per-agent",
+               "1", "--history", "3", "--requests", "4", "--import", "3")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "filled 23 records for 21 agents" in done.stdout
+    for case in ("index, random page", "search, random agent", "/api/agents, random page"):
+        assert any(line.startswith(case) for line in done.stdout.splitlines()), case
+    assert done.stdout.count("records/s") == 2
+
+
+def test_the_ledger_store_bench_runs_at_its_smallest() -> None:
+    done = run("bench/ledger.py", "20")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "records/s" in done.stdout
