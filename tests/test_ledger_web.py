@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from html import unescape
@@ -804,13 +805,9 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
             proc.wait(5)
 
 
-def test_ledger_serve_workers_share_the_port_and_stop_with_it(
-    ledger: Ledger, tmp_path: Path
-) -> None:
-    # D-WEB-23: --workers N forks N processes after binding, each serving the one port
-    # with its own store connections; SIGTERM to the command (as a service manager
-    # sends it) stops every one of them, and none is left behind.
-    import signal
+def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> tuple[Any, str]:
+    """``ledger serve --workers N`` as a process over a store holding one of
+    ``ledger``'s records: the process and its origin, once it says it listens."""
     import subprocess
     import sys
 
@@ -819,28 +816,112 @@ def test_ledger_serve_workers_share_the_port_and_stop_with_it(
         fresh.add(ledger.agents()[0].latest.body)
     command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
     proc = subprocess.Popen(
-        [*command, "ledger", "serve", "--store", store, "--port", "0", "--workers", "3"],
+        [*command, "ledger", "serve", "--store", store, "--port", "0",
+         "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    assert first.startswith("ledger page at http://127.0.0.1:"), first
+    return proc, first.split()[3].rstrip("/")
+
+
+def _children(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
+def _gone(pid: str) -> bool:
+    path = Path(f"/proc/{pid}/stat")
+    return not path.exists() or path.read_text().split()[2] == "Z"
+
+
+def _serves(origin: str, times: int = 12) -> None:
+    with httpx.Client(base_url=origin, timeout=10) as client:
+        for _ in range(times):  # new connections, whichever worker accepts them
+            response = client.get("/api/agents", headers={"connection": "close"})
+            assert response.status_code == 200 and len(response.json()["agents"]) == 1
+
+
+def _replaced(proc: Any, before: list[str], count: int) -> list[str]:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        now = _children(proc.pid)
+        if len(now) == count and now != before:
+            return now
+        time.sleep(0.05)
+    raise AssertionError(f"no replacement: {before} -> {_children(proc.pid)}")
+
+
+def test_ledger_serve_workers_share_the_port_and_stop_with_it(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    # D-WEB-23: --workers N forks N processes after binding, each serving the one port
+    # with its own store connections; SIGTERM to the command (as a service manager
+    # sends it) stops every one of them, and none is left behind.
+    import signal
+
+    proc, origin = _serve_workers(ledger, tmp_path, 3)
     try:
-        assert proc.stdout is not None and proc.stderr is not None
-        first = proc.stdout.readline()
-        assert first.startswith("ledger page at http://127.0.0.1:"), first
-        origin = first.split()[3].rstrip("/")
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        children = _children(proc.pid)
         assert len(children) == 3
-        with httpx.Client(base_url=origin, timeout=10) as client:
-            for _ in range(12):  # new connections, whichever worker accepts them
-                response = client.get("/api/agents", headers={"connection": "close"})
-                assert response.status_code == 200 and len(response.json()["agents"]) == 1
+        _serves(origin)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
         assert "Traceback" not in proc.stderr.read()
-        for child in children:
-            assert (
-                not Path(f"/proc/{child}").exists()
-                or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
-            )
+        assert all(_gone(child) for child in children)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_a_ledger_worker_that_dies_is_replaced(ledger: Ledger, tmp_path: Path) -> None:
+    # D-WEB-23: a worker that exits on its own (here killed, as the kernel's OOM killer
+    # would) is replaced with one line on stderr: the command keeps its N workers and
+    # the port keeps serving, instead of running on with fewer until none is left.
+    import os
+    import signal
+
+    proc, origin = _serve_workers(ledger, tmp_path, 2)
+    try:
+        before = _children(proc.pid)
+        os.kill(int(before[0]), signal.SIGKILL)
+        after = _replaced(proc, before, 2)
+        assert before[1] in after and before[0] not in after
+        _serves(origin)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        stderr = proc.stderr.read()
+        assert "a ledger worker exited (signal SIGKILL); starting another" in stderr
+        assert "Traceback" not in stderr
+        assert all(_gone(child) for child in after)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_path: Path) -> None:
+    # D-WEB-23: workers that exit as fast as they are replaced (more than five within
+    # 30 s) stop the command with one line and exit 1, rather than fork in a loop.
+    import os
+    import signal
+
+    proc, _ = _serve_workers(ledger, tmp_path, 2)
+    try:
+        current = _children(proc.pid)
+        for _ in range(5):
+            os.kill(int(current[0]), signal.SIGKILL)
+            current = _replaced(proc, current, 2)
+        os.kill(int(current[0]), signal.SIGKILL)  # the sixth within the window
+        assert proc.wait(15) == 1
+        assert all(_gone(child) for child in current)  # the other one stopped too
+        stderr = proc.stderr.read()
+        assert stderr.count("starting another") == 5
+        assert stderr.rstrip().endswith(
+            "a2a-interview: error: ledger workers keep exiting (6 within 30 s): stopped"
+        )
+        assert "Traceback" not in stderr
     finally:
         if proc.poll() is None:
             proc.kill()

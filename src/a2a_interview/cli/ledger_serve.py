@@ -8,11 +8,13 @@ address cannot be listened on.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from . import serve_until_stopped
 from .options import add_runners_option, load_runners, open_store, positive
+from .usage import EXIT_FAILED
 
 EPILOG = """\
 examples:
@@ -30,7 +32,7 @@ at /api/openapi.json."""
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from ..ledger.serving import serve
+    from ..ledger.serving import WorkersFailing, serve
 
     runners = load_runners(args.runners)
 
@@ -49,7 +51,11 @@ def run_serve(args: argparse.Namespace) -> int:
             serve(ledger, args.host, args.port, on_ready=ready, runners=runners,
                   workers=workers)  # fmt: skip
 
-    return serve_until_stopped(args.host, args.port, start)
+    try:
+        return serve_until_stopped(args.host, args.port, start)
+    except WorkersFailing as exc:
+        print(f"a2a-interview: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> None:
@@ -68,5 +74,7 @@ def register_serve(actions: Any, add_store_option: Callable[[Any], None]) -> Non
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     p.add_argument("--workers", type=positive, default=None, metavar="N",
                    help="server processes sharing the port (default: one per core this "
-                   "process may use, at most 8; 1: a single process)")  # fmt: skip
+                   "process may use, at most 8; 1: a single process). A worker that "
+                   "exits is replaced; more than 5 within 30 s stop the command "
+                   "(exit 1)")  # fmt: skip
     p.set_defaults(run=run_serve)

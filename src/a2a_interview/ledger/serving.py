@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from .runners import NO_RUNNERS, Runners
 from .web import _Ledger, app
 
-__all__ = ["serve"]
+__all__ = ["WorkersFailing", "serve"]
+
+
+class WorkersFailing(RuntimeError):
+    """The workers of ``serve(workers=N)`` keep exiting: the command stopped them all."""
 
 
 def serve(
@@ -27,7 +31,8 @@ def serve(
     is called with the origin once listening. ``workers`` over 1: that many processes
     forked after the socket is bound, each serving from it with its own connections to
     the store (D-WEB-23: one Python process serves one request at a time). Raises
-    ``OSError`` (cannot listen) and ``KeyboardInterrupt`` (stopped)."""
+    ``OSError`` (cannot listen), ``KeyboardInterrupt`` (stopped) and
+    :class:`WorkersFailing` (workers that exit as fast as they are replaced)."""
     from ..server.listen import bind, origin_of
 
     sock = bind(host, port)
@@ -38,7 +43,7 @@ def serve(
         children = _fork_workers(sock, ledger, runners, workers)
         if on_ready is not None:
             on_ready(origin_of(sock))  # the socket queues connections until one accepts
-        _supervise(children)
+        _supervise(children, lambda: _fork_workers(sock, ledger, runners, 1)[0])
     finally:
         sock.close()
 
@@ -100,33 +105,81 @@ def _fork_workers(sock: Any, ledger: _Ledger, runners: Runners, workers: int) ->
     return children
 
 
-def _supervise(children: list[int]) -> None:
-    """Wait for the workers; SIGTERM is passed on to them; Ctrl-C (SIGINT, which the
-    terminal sends the whole group) waits for them to stop and raises
-    ``KeyboardInterrupt`` as one process would."""
+# A worker that exits on its own (killed, out of memory, an error) is replaced, unless
+# replacements come this fast: then something is wrong with every worker, and the
+# command stops rather than fork in a loop (D-WEB-23).
+RESTARTS: Final = 5
+RESTART_WINDOW: Final = 30.0  # seconds
+
+
+def _supervise(children: list[int], replace: Callable[[], int]) -> None:
+    """Wait for the workers, replacing one that exits on its own (one line on stderr
+    each time; more than :data:`RESTARTS` within :data:`RESTART_WINDOW` seconds stops
+    them all and raises :class:`WorkersFailing`); SIGTERM is passed on to them; Ctrl-C
+    (SIGINT, which the terminal sends the whole group) waits for them to stop and
+    raises ``KeyboardInterrupt`` as one process would."""
     import os
     import signal
+    import sys
+    import time
+
+    stopping: list[int] = []  # the signal passed on, once there is one
 
     def stop(signum: int, _: Any) -> None:
+        stopping.append(signum)
         for pid in children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
 
     previous = signal.signal(signal.SIGTERM, stop)
     interrupted = False
+    restarts: list[float] = []
     try:
         while children:
             try:
-                pid, _ = os.wait()
+                pid, status = os.wait()
             except KeyboardInterrupt:
                 interrupted = True
                 stop(signal.SIGINT, None)
                 continue
             except ChildProcessError:
                 break
-            if pid in children:
-                children.remove(pid)
+            if pid not in children:
+                continue
+            children.remove(pid)
+            if stopping:
+                continue
+            now = time.monotonic()
+            restarts = [at for at in restarts if now - at < RESTART_WINDOW] + [now]
+            if len(restarts) > RESTARTS:
+                stop(signal.SIGTERM, None)
+                for _ in list(children):
+                    with contextlib.suppress(ChildProcessError):
+                        os.wait()
+                raise WorkersFailing(
+                    f"ledger workers keep exiting ({RESTARTS + 1} within "
+                    f"{RESTART_WINDOW:.0f} s): stopped"
+                )
+            print(
+                f"a2a-interview: a ledger worker exited ({_exit_text(status)}); starting another",
+                file=sys.stderr,
+                flush=True,
+            )
+            children.append(replace())
     finally:
         signal.signal(signal.SIGTERM, previous)
     if interrupted:
         raise KeyboardInterrupt
+
+
+def _exit_text(status: int) -> str:
+    import os
+    import signal
+
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"signal {signal.Signals(number).name}"
+        except ValueError:
+            return f"signal {number}"
+    return f"status {os.waitstatus_to_exitcode(status)}"
