@@ -177,6 +177,18 @@ def proto_name(json_name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), json_name)
 
 
+def spelling(obj: dict[str, Any], json_name: str) -> str:
+    """The name a card object serves its member ``json_name`` under: the JSON name, else
+    the proto field name when only that is present (both SDKs' parsers read either,
+    D-VERIFY-28), else the JSON name. Every reader of a card's interfaces reads through
+    it, so that a card spelled ``supported_interfaces`` has the interfaces its SDK
+    clients see (D-VERIFY-39), and a JSON pointer names the member as served."""
+    if json_name in obj:
+        return json_name
+    other = proto_name(json_name)
+    return other if other in obj else json_name
+
+
 # Per message: spelling → JSON name, for both spellings of every field.
 _SPELLINGS: Final[dict[str, dict[str, str]]] = {
     message: {spelling: name for name in fields for spelling in (name, proto_name(name))}

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .cardproto import spelling
 from .errors import DeclarationError, IngressError
 from .ijson import JSONObject, loads
 from .projection import CommittedProposal, Interview
@@ -48,7 +49,8 @@ def interfaces(card: Any) -> list[Interface]:
     A2A 1.0 cards list ``supportedInterfaces`` (``protocolBinding``); A2A 0.3 cards give
     ``url`` with ``preferredTransport`` (default ``JSONRPC``) and ``additionalInterfaces``
     (``transport``), at the card's ``protocolVersion`` (default ``0.3``). A card served
-    by ``a2a-sdk`` may carry both shapes.
+    by ``a2a-sdk`` may carry both shapes. The 1.0 members are read under either
+    spelling, as the SDKs' parsers read them (``supported_interfaces``, D-VERIFY-39).
     """
     if not isinstance(card, dict):
         return []
@@ -60,10 +62,12 @@ def interfaces(card: Any) -> list[Interface]:
             if all((i.binding, i.url) != (item.binding, item.url) for i in found):
                 found.append(item)
 
-    for i, item in enumerate(_list(card.get("supportedInterfaces"))):
+    listed = spelling(card, "supportedInterfaces")  # or supported_interfaces (D-VERIFY-39)
+    for i, item in enumerate(_list(card.get(listed))):
         if isinstance(item, dict):
-            version = item.get("protocolVersion")
-            add(item.get("protocolBinding"), item.get("url"), version, f"/supportedInterfaces/{i}")
+            version = item.get(spelling(item, "protocolVersion"))
+            binding = item.get(spelling(item, "protocolBinding"))
+            add(binding, item.get("url"), version, f"/{listed}/{i}")
     legacy = card.get("protocolVersion", "0.3")
     if "url" in card:
         add(card.get("preferredTransport", "JSONRPC"), card["url"], legacy, "/url")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
+from .cardproto import spelling
 from .errors import InterviewError
 from .ijson import loads
 from .jcs import canonicalize
@@ -258,10 +259,10 @@ def declared_versions(card: Any, binding: str = "JSONRPC") -> frozenset[Version]
         if version is not None:
             found.add(version)
 
-    items = card.get("supportedInterfaces")
+    items = card.get(spelling(card, "supportedInterfaces"))  # either spelling: D-VERIFY-39
     for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and item.get("protocolBinding") == binding:
-            add(item.get("protocolVersion", "1.0"))
+        if isinstance(item, dict) and item.get(spelling(item, "protocolBinding")) == binding:
+            add(item.get(spelling(item, "protocolVersion"), "1.0"))
     if "url" in card:
         extra = card.get("additionalInterfaces")
         transports = [card.get("preferredTransport", "JSONRPC")] + [

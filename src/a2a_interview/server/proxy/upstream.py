@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ... import rpc
+from ...cardproto import spelling
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
@@ -231,7 +232,7 @@ class Upstream:
         if public is None:
             return changed
         holders: list[dict[str, Any]] = []
-        for member in ("supportedInterfaces", "additionalInterfaces"):
+        for member in (spelling(card, "supportedInterfaces"), "additionalInterfaces"):
             items = card.get(member)
             if isinstance(items, list):
                 holders += [i for i in items if isinstance(i, dict)]
