@@ -15,6 +15,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from html import unescape
 from html.parser import HTMLParser
@@ -805,9 +806,11 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
             proc.wait(5)
 
 
-def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> tuple[Any, str]:
+@contextmanager
+def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> Iterator[tuple[Any, str]]:
     """``ledger serve --workers N`` as a process over a store holding one of
-    ``ledger``'s records: the process and its origin, once it says it listens."""
+    ``ledger``'s records: the process and its origin, once it says it listens; killed
+    on the way out if a test left it running."""
     import subprocess
     import sys
 
@@ -820,10 +823,26 @@ def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> tuple[Any, s
          "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert proc.stdout is not None and proc.stderr is not None
-    first = proc.stdout.readline()
-    assert first.startswith("ledger page at http://127.0.0.1:"), first
-    return proc, first.split()[3].rstrip("/")
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ledger page at http://127.0.0.1:"), first
+        yield proc, first.split()[3].rstrip("/")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def _stop(proc: Any) -> str:
+    """SIGTERM, as a service manager stops it: exit 0, no traceback; its stderr."""
+    import signal
+
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(15) == 0
+    stderr = str(proc.stderr.read())
+    assert "Traceback" not in stderr
+    return stderr
 
 
 def _children(pid: int) -> list[str]:
@@ -858,21 +877,12 @@ def test_ledger_serve_workers_share_the_port_and_stop_with_it(
     # D-WEB-23: --workers N forks N processes after binding, each serving the one port
     # with its own store connections; SIGTERM to the command (as a service manager
     # sends it) stops every one of them, and none is left behind.
-    import signal
-
-    proc, origin = _serve_workers(ledger, tmp_path, 3)
-    try:
+    with _serve_workers(ledger, tmp_path, 3) as (proc, origin):
         children = _children(proc.pid)
         assert len(children) == 3
         _serves(origin)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
-        assert "Traceback" not in proc.stderr.read()
+        _stop(proc)
         assert all(_gone(child) for child in children)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
 
 
 def test_a_ledger_worker_that_dies_is_replaced(ledger: Ledger, tmp_path: Path) -> None:
@@ -882,23 +892,15 @@ def test_a_ledger_worker_that_dies_is_replaced(ledger: Ledger, tmp_path: Path) -
     import os
     import signal
 
-    proc, origin = _serve_workers(ledger, tmp_path, 2)
-    try:
+    with _serve_workers(ledger, tmp_path, 2) as (proc, origin):
         before = _children(proc.pid)
         os.kill(int(before[0]), signal.SIGKILL)
         after = _replaced(proc, before, 2)
         assert before[1] in after and before[0] not in after
         _serves(origin)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
-        stderr = proc.stderr.read()
+        stderr = _stop(proc)
         assert "a ledger worker exited (signal SIGKILL); starting another" in stderr
-        assert "Traceback" not in stderr
         assert all(_gone(child) for child in after)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
 
 
 def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_path: Path) -> None:
@@ -907,8 +909,7 @@ def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_pat
     import os
     import signal
 
-    proc, _ = _serve_workers(ledger, tmp_path, 2)
-    try:
+    with _serve_workers(ledger, tmp_path, 2) as (proc, _):
         current = _children(proc.pid)
         for _ in range(5):
             os.kill(int(current[0]), signal.SIGKILL)
@@ -922,10 +923,6 @@ def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_pat
             "a2a-interview: error: ledger workers keep exiting (6 within 30 s): stopped"
         )
         assert "Traceback" not in stderr
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
 
 
 # --- runners are keys (issue 13 finding 3, PROFILE §8 "Who ran it") -----------------------
