@@ -1,6 +1,6 @@
 """Shared fixtures. The project's own test data is in ``tests/data``; the third-party
-vector corpora are read in place from ``../shared/spec/vectors`` beside the repo
-(``needs.py`` says what happens when they are missing)."""
+vector corpora are read in place from ``needs.SHARED_VECTORS`` (``needs.py`` says where
+that is and what happens when they are missing)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ def data() -> Path:
 
 @pytest.fixture
 def jcs_vectors() -> Path:
-    """The RFC 8785 corpus (``../shared/spec/vectors/jcs``): skips outside CI when absent."""
+    """The RFC 8785 corpus (``jcs/`` of ``needs.SHARED_VECTORS``): skips outside CI when
+    absent."""
     return shared_vectors("jcs")
 
 
 @pytest.fixture
 def vectors() -> Path:
-    """``../shared/spec/vectors``, read in place: skips outside CI when absent. Only for
+    """``needs.SHARED_VECTORS``, read in place: skips outside CI when absent. Only for
     the third-party corpora; the project's own data is the ``data`` fixture."""
     return shared_vectors(".")

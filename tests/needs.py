@@ -1,8 +1,9 @@
 """What a test needs from outside the repository, and the one rule for when it is missing.
 
 A clone stands alone: the project's own test data lives in ``tests/data``. A few tests need
-more: the third-party vector corpora read in place from ``../shared/spec/vectors`` beside
-the clone (``CORPORA`` says what each is and where to get it), a ``redis-server`` binary,
+more: the third-party vector corpora read in place from the folder ``A2A_INTERVIEW_VECTORS``
+names, by default ``shared/spec/vectors`` in the clone's parent folder (``CORPORA`` says
+what each is and where to get it), a ``redis-server`` binary,
 ``node``/``npm``. When such a part is missing, the test SKIPS with the reason on a
 developer's machine and FAILS under CI (the environment variable ``CI`` set to anything
 but ``""``, ``0``, ``false`` or ``no``): CI must install everything, so there a missing
@@ -25,8 +26,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-SHARED = ROOT.parent / "shared"
-SHARED_VECTORS = SHARED / "spec" / "vectors"
+# The folder holding the third-party corpora: the one A2A_INTERVIEW_VECTORS names, else
+# shared/spec/vectors in the clone's parent folder (where CI's checkout puts them).
+VECTORS_VARIABLE = "A2A_INTERVIEW_VECTORS"
+DEFAULT_VECTORS = "../shared/spec/vectors"
+SHARED_VECTORS = Path(os.environ.get(VECTORS_VARIABLE) or ROOT / DEFAULT_VECTORS).resolve()
 
 _NOT_CI = ("", "0", "false", "no")
 
@@ -71,16 +75,21 @@ CORPORA = {
 
 
 def shared_vectors(corpus: str) -> Path:
-    """The third-party corpus ``../shared/spec/vectors/<corpus>`` beside the clone
-    (``"."``: the folder itself), read in place. The reason of a skip says what the
-    corpus is, where it is expected and how to get it."""
+    """The third-party corpus ``<corpus>`` of :data:`SHARED_VECTORS` (``"."``: the folder
+    itself), read in place. The reason of a skip says what the corpus is, where it is
+    expected, how to get it and how to point the tests elsewhere."""
     path = SHARED_VECTORS / corpus if corpus != "." else SHARED_VECTORS
-    where = "../shared/spec/vectors" + ("" if corpus == "." else f"/{corpus}")
+    named = os.environ.get(VECTORS_VARIABLE)
+    folder = named or DEFAULT_VECTORS
+    where = folder if corpus == "." else f"{folder}/{corpus}"
+    if not named:
+        where += " beside the repository"
     what, how = CORPORA[corpus]
     need(
         path.is_dir(),
-        f"{what}, expected at {where} beside the repository ({path})",
-        f"{how}; it is read in place, never copied into the repository",
+        f"{what}, expected at {where} ({path})",
+        f"{how}, or set {VECTORS_VARIABLE} to the folder holding jcs/ and card-sign/; "
+        "it is read in place, never copied into the repository",
     )
     return path
 

@@ -100,7 +100,7 @@ def forged(
 
 
 # ---------------------------------------------------------------------------------------
-# The card-sign vectors, read in place (../shared/spec/vectors/card-sign). A missing folder
+# The card-sign vectors, read in place (card-sign/ of needs.SHARED_VECTORS). A missing folder
 # skips these tests with the reason outside CI and fails them under CI (tests/needs.py).
 
 

@@ -202,3 +202,26 @@ def test_a_missing_corpus_skips_saying_what_it_is_where_and_how_to_get_it(
     assert what in reason
     assert f"../shared/spec/vectors/{corpus} beside the repository" in reason
     assert source in reason
+
+
+def test_the_corpora_folder_can_be_named(tmp_path: Path) -> None:
+    # D-TEST-2: A2A_INTERVIEW_VECTORS names the folder holding the corpora, for a reader
+    # whose copy is not beside the clone; unset or empty, the default beside the clone.
+    import os
+    import subprocess
+    import sys
+
+    def folder(value: str | None) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "A2A_INTERVIEW_VECTORS"}
+        if value is not None:
+            env["A2A_INTERVIEW_VECTORS"] = value
+        done = subprocess.run(
+            [sys.executable, "-c", "import needs; print(needs.SHARED_VECTORS)"],
+            cwd=Path(__file__).parent, env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    beside = str(Path(__file__).resolve().parents[2] / "shared" / "spec" / "vectors")
+    assert folder(str(tmp_path)) == str(tmp_path.resolve())
+    assert folder(None) == beside
+    assert folder("") == beside
