@@ -42,6 +42,7 @@ from a2a_interview.cardsig import (
 from a2a_interview.errors import AlgorithmRefused, KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
 from needs import SHARED_VECTORS, shared_vectors
+from test_jose import b64
 
 VECTORS = SHARED_VECTORS / "card-sign"
 REFERENCE = Path(__file__).resolve().parents[1] / "src" / "a2a_interview" / "reference"
@@ -69,10 +70,6 @@ def key_for(alg: str) -> Any:
     if alg not in _KEYS:
         _KEYS[alg] = generate_key(alg)
     return _KEYS[alg]
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def unb64(text: str) -> bytes:

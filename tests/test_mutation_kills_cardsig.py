@@ -6,7 +6,6 @@ bytes are RFC 8785 of the card (jcs), the signatures made with ``cryptography`` 
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from typing import Any
@@ -23,6 +22,7 @@ from a2a_interview.cardsig import (
 )
 from a2a_interview.errors import KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
+from test_jose import b64
 
 KEY = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -40,10 +40,6 @@ CARD: dict[str, Any] = {
     "defaultOutputModes": ["text/plain"],
     "skills": [{"id": "probe", "name": "Probe", "description": "Probe", "tags": ["probe"]}],
 }
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def item(header: dict[str, Any], card: dict[str, Any] = CARD, key: Any = KEY) -> dict[str, str]:

@@ -7,7 +7,6 @@ value is written out by hand; keys are made with ``cryptography`` directly.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -18,15 +17,12 @@ from joserfc.errors import JoseError
 
 from a2a_interview import jose
 from a2a_interview.errors import KeyFormatError, SignatureError
+from test_jose import b64, pem
 
 ED = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 P256 = ec.derive_private_key(12345, ec.SECP256R1())
 P521 = ec.derive_private_key(12345, ec.SECP521R1())
 RSA = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def uint(value: int) -> str:
@@ -53,16 +49,6 @@ def rsa_private() -> dict[str, Any]:
     p = RSA.private_numbers()
     return {**rsa_public(), "d": uint(p.d), "p": uint(p.p), "q": uint(p.q),
             "dp": uint(p.dmp1), "dq": uint(p.dmq1), "qi": uint(p.iqmp)}  # fmt: skip
-
-
-def pem(key: Any) -> bytes:
-    return bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
 
 
 UNSUPPORTED = "unsupported key type, curve or size"
