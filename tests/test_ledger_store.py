@@ -90,6 +90,20 @@ def compact(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def migrate_to(connection: Any, revision: str) -> None:
+    """Migrate the store on ``connection`` up to ``revision`` only: a store as an older
+    release left it, for the migrations after it to upgrade."""
+    from alembic import command
+    from alembic.config import Config
+
+    from a2a_interview.ledger import store
+
+    config = Config()
+    config.set_main_option("script_location", store._MIGRATIONS)
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
 def signed(document: dict[str, Any], seed: str = RUNNER_SEED) -> bytes:
     return compact(sign_record(document, seed))
 
@@ -794,10 +808,6 @@ def test_the_run_identity_migration_keeps_what_it_takes_out(tmp_path: Path) -> N
     # loses its duplicate rows of one run and its insane rows from `ledger_records`; the
     # insane ones are kept byte for byte in `ledger_refused` with their reason, never
     # deleted, so an operator upgrading loses nothing a person could still judge.
-    from alembic import command
-    from alembic.config import Config
-
-    from a2a_interview.ledger import store as store_module
 
     path = tmp_path / "old.db"
     good = sign_record(record(), RUNNER_SEED)
@@ -805,10 +815,7 @@ def test_the_run_identity_migration_keeps_what_it_takes_out(tmp_path: Path) -> N
     future = record("https://b.example", finished="2099-01-01T00:00:00.000Z")
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as connection:
-        config = Config()
-        config.set_main_option("script_location", store_module._MIGRATIONS)
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0003")
+        migrate_to(connection, "0003")
         for i, document in enumerate((good, repeated, future)):
             connection.execute(
                 sa.text(
@@ -877,19 +884,12 @@ def test_an_agent_is_named_as_its_latest_record_names_it_and_found_by_it(
 def test_the_agent_name_migration_fills_the_names_of_stored_records(tmp_path: Path) -> None:
     # Migration 0006: a store written at 0005 gets its names from its records' bytes on
     # the next open, so search by name covers what it already holds.
-    from alembic import command
-    from alembic.config import Config
-
-    from a2a_interview.ledger import store as store_module
 
     path = tmp_path / "old.db"
     engine = sa.create_engine(f"sqlite:///{path}")
     body = signed(named(record(), "Stonework"))
     with engine.begin() as connection:
-        config = Config()
-        config.set_main_option("script_location", store_module._MIGRATIONS)
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0005")
+        migrate_to(connection, "0005")
         connection.execute(
             sa.text(
                 "INSERT INTO ledger_records (digest, card_url, agent_url, outcome, party,"
@@ -976,20 +976,14 @@ def test_the_search_index_migration_indexes_what_a_store_holds(store_url: str) -
     # Migration 0007 on a store written at 0006: its agents are found through the new
     # index at once (the summary rows kept, SQLite's rebuilt with an integer key), and
     # agents written afterwards too.
-    from alembic import command
-    from alembic.config import Config
 
-    from a2a_interview.ledger import store as store_module
     from a2a_interview.ledger.store import parse_store_url
 
     url, _ = parse_store_url(store_url)
     engine = sa.create_engine(url)
     card = "https://a.example/.well-known/agent-card.json"
     with engine.begin() as connection:
-        config = Config()
-        config.set_main_option("script_location", store_module._MIGRATIONS)
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0006")
+        migrate_to(connection, "0006")
         connection.execute(
             sa.text(
                 "INSERT INTO ledger_records (digest, card_url, agent_url, outcome, party,"
