@@ -395,19 +395,19 @@ class Ledger:
         """The card URLs of up to ``cap + 1`` agents ``search`` finds, in no order: one
         scan of the search index (D-STORE-17), whose answer both counts the matches and,
         under the cap, names the agents a page is read from."""
-        prefilter = True
-        if self._trigrams(search):
-            # The trigram index's candidates first, as it yields them: over the cap, the
-            # matches are many, and a walk of the card URL index finds the cap soonest.
-            candidates = self._candidates(search).limit(cap + 1).subquery()
-            with self._read() as connection:
+        with self._read() as connection:
+            prefilter = True
+            if self._trigrams(search):
+                # The trigram index's candidates first, as it yields them: over the cap,
+                # the matches are many, and a walk of the card URL index finds the cap
+                # soonest.
+                candidates = self._candidates(search).limit(cap + 1).subquery()
                 counted = connection.execute(
                     sa.select(sa.func.count()).select_from(candidates)
                 ).scalar_one()
-            prefilter = int(counted) <= cap
-        where = self._search(search, prefilter=prefilter)
-        found = sa.select(agents_table.c.card_url).where(where).limit(cap + 1)
-        with self._read() as connection:
+                prefilter = int(counted) <= cap
+            where = self._search(search, prefilter=prefilter)
+            found = sa.select(agents_table.c.card_url).where(where).limit(cap + 1)
             return list(connection.execute(found).scalars())
 
     def search_page(
