@@ -221,7 +221,7 @@ def test_the_corpora_folder_can_be_named(tmp_path: Path) -> None:
         )  # fmt: skip
         return done.stdout.strip()
 
-    beside = str(Path(__file__).resolve().parents[2] / "shared" / "spec" / "vectors")
+    beside = str((Path(__file__).resolve().parents[2] / "shared" / "spec" / "vectors").resolve())
     assert folder(str(tmp_path)) == str(tmp_path.resolve())
     assert folder(None) == beside
     assert folder("") == beside
