@@ -762,9 +762,9 @@ def test_ledger_serve_on_a_busy_port_is_one_line(
 
 
 def test_the_row_cache_is_bounded_and_keyed_by_the_bytes(ledger: Ledger) -> None:
-    from a2a_interview.ledger.web import _Rows
+    from a2a_interview.ledger.memo import Rows
 
-    rows = _Rows(2)
+    rows = Rows(2)
     stored = [s.latest for s in ledger.agents()][:3]
     made = [rows(s) for s in stored]
     assert len(rows._rows) == 2
