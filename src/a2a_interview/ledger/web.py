@@ -315,6 +315,7 @@ class _Pages:
         self.cells = Cells(self.env)
         self._lock = threading.Lock()
         self._totals_at: tuple[float, Any] | None = None
+        self._refreshing = False
 
     # -- shared ----------------------------------------------------------------------
 
@@ -364,15 +365,30 @@ class _Pages:
 
     def _totals(self) -> Any:
         """The ledger's totals, read at most once every :data:`TOTALS_EVERY` seconds: a
-        sum over every agent is the one read whose cost grows with the ledger."""
-        now = time.monotonic()
+        sum over every agent is the one read whose cost grows with the ledger. Only the
+        first read is on a request's time; later ones run on a thread of their own while
+        pages show the last totals read (one at a time; a failed one is tried again)."""
         with self._lock:
-            if self._totals_at is not None and now - self._totals_at[0] < TOTALS_EVERY:
-                return self._totals_at[1]
+            kept = self._totals_at
+            if kept is not None:
+                if time.monotonic() - kept[0] >= TOTALS_EVERY and not self._refreshing:
+                    self._refreshing = True
+                    threading.Thread(target=self._refresh_totals, daemon=True).start()
+                return kept[1]
         found = self.ledger.totals()
         with self._lock:
-            self._totals_at = (now, found)
+            self._totals_at = (time.monotonic(), found)
         return found
+
+    def _refresh_totals(self) -> None:
+        try:
+            found = self.ledger.totals()
+        except Exception:  # the store away, or anything else: the last totals stay shown
+            found = None
+        with self._lock:
+            if found is not None:
+                self._totals_at = (time.monotonic(), found)
+            self._refreshing = False
 
     def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
         root = request.scope.get("root_path", "") + "/"

@@ -1,0 +1,144 @@
+"""What the ledger's page keeps between requests (``ledger/memo.py``) and the totals it
+reads off the request's time (``ledger/web.py``): issue 13's cheaper page, held to
+showing what a page made from nothing would show."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import jinja2
+import pytest
+from jinja2 import nodes
+
+from a2a_interview.ledger import Ledger, display, web
+from a2a_interview.ledger.memo import CELL_FIELDS, Cells
+from ledger_records import build
+
+pytestmark = pytest.mark.anyio
+
+# The macros that draw a line's result cells: ``cells`` and the four it calls.
+CELL_MACROS = {"cells", "outcome", "ran_by", "standing", "card_sig"}
+
+
+def _macros() -> dict[str, nodes.Macro]:
+    env = web._environment()
+    source = env.loader.get_source(env, "macros.html")[0]  # type: ignore[union-attr]
+    return {m.name: m for m in env.parse(source).find_all(nodes.Macro)}
+
+
+def test_the_cells_are_kept_by_exactly_the_fields_their_macros_read() -> None:
+    # memo.Cells keys a line's cells by CELL_FIELDS: a field the macros read that the
+    # key left out would show one agent's cells on another's line. Every member of
+    # ``r`` the macros read is in the key, the key holds nothing else, and the macros
+    # read nothing from the page's context (the root path, the search) either.
+    macros = _macros()
+    assert {c.node.name for c in macros["cells"].find_all(nodes.Call)} == CELL_MACROS - {"cells"}
+    read = set()
+    for name in CELL_MACROS:
+        for got in macros[name].find_all(nodes.Getattr):
+            if isinstance(got.node, nodes.Name) and got.node.name == "r":
+                read.add(got.attr)
+        names = {n.name for n in macros[name].find_all(nodes.Name) if n.ctx == "load"}
+        assert names <= CELL_MACROS | {"r"}, (name, names)
+    assert read == set(CELL_FIELDS)
+
+
+def _line(record_id: int, card_url: str, **columns: Any) -> display.Row:
+    kept = {"outcome": "consistent", "party": "platform", "runner_name": "Acme Market",
+            "runner_key": None, "signature": "valid", "standing_reason": "evidence",
+            "card_signature": "verified", "card_reading": "served", **columns}  # fmt: skip
+    moment = f"2026-11-{record_id:02d}T10:00:00Z"
+    return display.column_row(record_id, card_url, kept, (moment, moment))
+
+
+def test_lines_in_the_same_state_share_their_cells_and_others_do_not() -> None:
+    env = web._environment()
+    macro = env.get_template("macros.html").module.cells  # type: ignore[attr-defined]
+    cells = Cells(env, size=2)
+    first = _line(1, "https://a.example/card", agent_name="Basalt")
+    same = _line(2, "https://b.example/card", agent_name="Granite")  # another agent, time
+    shown = cells(first)
+    assert cells(same) is shown  # kept: what the cells show is the same
+    assert shown == macro(same)  # and it is what the macro draws for that line
+    for changed in (
+        _line(3, "https://c.example/card", standing_reason="self_run"),
+        _line(3, "https://c.example/card", runner_name="Acme Marke\u0301t"),
+        _line(3, "https://c.example/card", outcome="non_conformant"),
+        _line(3, "https://c.example/card", card_reading="fetched"),
+    ):
+        assert cells(changed) == macro(changed) != shown
+    assert len(cells._cells) == 2  # bounded: the oldest went first
+
+
+class _Counted:
+    """A real ledger whose ``totals`` can be held, counted, or made to fail."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self.reads = 0
+        self.hold = threading.Event()
+        self.hold.set()
+        self.fail = False
+        self.done = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+    def totals(self) -> Any:
+        self.reads += 1
+        self.hold.wait(10)
+        try:
+            if self.fail:
+                from a2a_interview.ledger import StoreUnavailable
+
+                raise StoreUnavailable("the store cannot be opened or reached")
+            return self._ledger.totals()
+        finally:
+            self.done.set()
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ledger]:
+    path = tmp_path_factory.mktemp("memo") / "ledger.db"
+    with Ledger.open(f"sqlite:///{path}") as opened:
+        for body in build().bodies[:3]:
+            opened.add(body)
+        yield opened
+
+
+@pytest.fixture
+async def counted(ledger: Ledger) -> AsyncIterator[tuple[_Counted, httpx.AsyncClient]]:
+    wrapped = _Counted(ledger)
+    transport = httpx.ASGITransport(app=web.app(wrapped))  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://ledger.test") as c:
+        yield wrapped, c
+
+
+async def test_stale_totals_are_read_off_the_requests_time(
+    counted: tuple[_Counted, httpx.AsyncClient],
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # A sum over every agent is the one read whose cost grows with the ledger: only the
+    # first is made on a request's time. Later, a page answers at once with the last
+    # totals while one read runs beside it; a read that fails leaves them shown.
+    wrapped, client = counted
+    first = (await client.get("/api/agents")).json()["totals"]
+    assert wrapped.reads == 1
+    monkeypatch.setattr(web, "TOTALS_EVERY", 0.0)
+    wrapped.hold.clear()
+    wrapped.done.clear()
+    answer = await client.get("/api/agents")  # the read is held: the page is not
+    assert answer.status_code == 200 and answer.json()["totals"] == first
+    assert wrapped.reads == 2 and not wrapped.done.is_set()
+    await client.get("/api/agents")
+    assert wrapped.reads == 2  # one read at a time
+    wrapped.fail = True
+    wrapped.hold.set()
+    assert wrapped.done.wait(10)
+    answer = await client.get("/api/agents")
+    assert answer.status_code == 200 and answer.json()["totals"] == first
+    assert "Traceback" not in capfd.readouterr().err
