@@ -9,6 +9,9 @@
    the small ones, one in 20 a full interview), signed; a list line is read from the
    columns kept at write time, a record shown in full has its runner signature checked
    and its standing recomputed; the per-agent summary is built as migration 0005 does.
+   With ``--distinct-runners`` every record gets a runner name of its own in its list
+   column, so no two lines of the index show the same result cells, which the page
+   keeps by what they show (``ledger/memo.py``): the page's worst case.
 2. Serves the store with ``a2a-interview ledger serve`` (uvicorn; ``--workers``
    processes, the command's default without it) and sends ``--requests`` requests per
    case from 8 parallel clients over loopback HTTP, each to a random page (keyset
@@ -80,7 +83,7 @@ def templates(count: int) -> list[dict[str, object]]:
     return out
 
 
-def fill(url: str, agents: int, per_agent: int, history: int) -> None:
+def fill(url: str, agents: int, per_agent: int, history: int, distinct: bool = False) -> None:
     with Ledger.open(url) as ledger:
         engine = ledger._engine  # bulk: the point here is reading
     rows = templates(400)
@@ -100,6 +103,8 @@ def fill(url: str, agents: int, per_agent: int, history: int) -> None:
                 row.update(digest=f"sha256:{n:064x}", card_url=card, agent_url=card,
                            started_at=moment, finished_at=moment, stored_at=stored,
                            agent_name=f"Bench Agent {i:06d}")  # fmt: skip
+                if distinct:  # every line's cells differ: nothing for the page to keep
+                    row["runner_name"] = f"Bench runner {n}"
                 out.append(row)
         for j in range(history):
             n += 1
@@ -261,10 +266,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--import", dest="imports", type=int, default=2000)
     parser.add_argument("--skip-fill", action="store_true")
+    parser.add_argument(
+        "--distinct-runners",
+        action="store_true",
+        help="give every record its own runner name (its list column), so no two lines "
+        "of the index show the same result cells: the page's worst case (ledger/memo.py)",
+    )
     parser.add_argument("--workers", type=int, help="ledger serve --workers (its default)")
     args = parser.parse_args()
     if not args.skip_fill:
-        fill(args.store, args.agents, args.per_agent, args.history)
+        fill(args.store, args.agents, args.per_agent, args.history, args.distinct_runners)
     serve_and_measure(args.store, args.agents, args.requests, args.workers)
     with tempfile.TemporaryDirectory() as folder:
         empty = args.empty_store or str(Path(folder) / "empty.db")

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-import jinja2
 import pytest
 from jinja2 import nodes
 
@@ -19,9 +18,6 @@ from ledger_records import build
 
 pytestmark = pytest.mark.anyio
 
-# The macros that draw a line's result cells: ``cells`` and the four it calls.
-CELL_MACROS = {"cells", "outcome", "ran_by", "standing", "card_sig"}
-
 
 def _macros() -> dict[str, nodes.Macro]:
     env = web._environment()
@@ -29,21 +25,21 @@ def _macros() -> dict[str, nodes.Macro]:
     return {m.name: m for m in env.parse(source).find_all(nodes.Macro)}
 
 
-def test_the_cells_are_kept_by_exactly_the_fields_their_macros_read() -> None:
-    # memo.Cells keys a line's cells by CELL_FIELDS: a field the macros read that the
-    # key left out would show one agent's cells on another's line. Every member of
-    # ``r`` the macros read is in the key, the key holds nothing else, and the macros
-    # read nothing from the page's context (the root path, the search) either.
-    macros = _macros()
-    assert {c.node.name for c in macros["cells"].find_all(nodes.Call)} == CELL_MACROS - {"cells"}
-    read = set()
-    for name in CELL_MACROS:
-        for got in macros[name].find_all(nodes.Getattr):
-            if isinstance(got.node, nodes.Name) and got.node.name == "r":
-                read.add(got.attr)
-        names = {n.name for n in macros[name].find_all(nodes.Name) if n.ctx == "load"}
-        assert names <= CELL_MACROS | {"r"}, (name, names)
-    assert read == set(CELL_FIELDS)
+@pytest.mark.parametrize("name", sorted(CELL_FIELDS))
+def test_a_cell_is_kept_by_exactly_the_fields_its_macro_reads(name: str) -> None:
+    # memo.Cells keys each cell by its CELL_FIELDS: a field the macro reads that the
+    # key left out would show one line's cell on another's. Every member of ``r`` the
+    # macro reads is in the key, the key holds nothing else, and the macro reads
+    # nothing from the page's context (the root path, the search) and calls nothing.
+    macro = _macros()[name]
+    read = {
+        got.attr
+        for got in macro.find_all(nodes.Getattr)
+        if isinstance(got.node, nodes.Name) and got.node.name == "r"
+    }
+    assert read == set(CELL_FIELDS[name])
+    assert {n.name for n in macro.find_all(nodes.Name) if n.ctx == "load"} == {"r"}
+    assert list(macro.find_all(nodes.Call)) == []
 
 
 def _line(record_id: int, card_url: str, **columns: Any) -> display.Row:
@@ -56,21 +52,27 @@ def _line(record_id: int, card_url: str, **columns: Any) -> display.Row:
 
 def test_lines_in_the_same_state_share_their_cells_and_others_do_not() -> None:
     env = web._environment()
-    macro = env.get_template("macros.html").module.cells  # type: ignore[attr-defined]
-    cells = Cells(env, size=2)
+    macros = env.get_template("macros.html").module
+    cells = Cells(env, size=8)
     first = _line(1, "https://a.example/card", agent_name="Basalt")
     same = _line(2, "https://b.example/card", agent_name="Granite")  # another agent, time
     shown = cells(first)
-    assert cells(same) is shown  # kept: what the cells show is the same
-    assert shown == macro(same)  # and it is what the macro draws for that line
-    for changed in (
-        _line(3, "https://c.example/card", standing_reason="self_run"),
-        _line(3, "https://c.example/card", runner_name="Acme Marke\u0301t"),
-        _line(3, "https://c.example/card", outcome="non_conformant"),
-        _line(3, "https://c.example/card", card_reading="fetched"),
+    again = cells(same)
+    for name in CELL_FIELDS:  # kept, and what each macro draws for that line
+        assert getattr(again, name) is getattr(shown, name)
+        assert getattr(again, name) == getattr(macros, name)(same)
+    for changed, differs in (
+        (_line(3, "https://c.example/card", standing_reason="self_run"), {"standing"}),
+        (_line(3, "https://c.example/card", runner_name="Acme Marke\u0301t"), {"ran_by"}),
+        (_line(3, "https://c.example/card", outcome="non_conformant"), {"outcome"}),
+        (_line(3, "https://c.example/card", card_reading="fetched"), {"card_sig"}),
+        (_line(3, "https://c.example/card", party="self"), {"ran_by"}),
     ):
-        assert cells(changed) == macro(changed) != shown
-    assert len(cells._cells) == 2  # bounded: the oldest went first
+        drawn = cells(changed)
+        for name in CELL_FIELDS:
+            assert getattr(drawn, name) == getattr(macros, name)(changed)
+            assert (getattr(drawn, name) != getattr(shown, name)) == (name in differs), name
+    assert len(cells._cells) == 8  # bounded: the oldest went first
 
 
 class _Counted:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from ..record import rfc3339
 from . import display
@@ -29,21 +29,25 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 ROW_CACHE: Final = 20_000
 CELL_CACHE: Final = 4096
 
-# The fields of a display row that a line's result cells show (``cells`` in
-# macros.html: outcome, who ran it, standing, card signature): nothing of the agent or
-# of when it ran. tests/test_ledger_web.py holds the macros to this list.
-CELL_FIELDS: Final = (
-    "outcome_label",
-    "outcome_meaning",
-    "tone",
-    "party_label",
-    "runner",
-    "runner_name",
-    "standing",
-    "standing_why",
-    "card_signature",
-    "card_reading",
-)
+# The result cells of a list line, each drawn by the macro of its name in macros.html,
+# and the fields of a display row that macro reads: nothing of the agent or of when it
+# ran. tests/test_ledger_memo.py holds the macros to these lists.
+CELL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "outcome": ("outcome_label", "outcome_meaning", "tone"),
+    "ran_by": ("party_label", "runner", "runner_name"),
+    "standing": ("standing", "runner", "standing_why"),
+    "card_sig": ("card_signature", "card_reading"),
+}
+
+
+class ResultCells(NamedTuple):
+    """A line's result cells, as markup."""
+
+    outcome: Markup
+    ran_by: Markup
+    standing: Markup
+    card_sig: Markup
+
 
 # What a list line is made from, without the record's bytes (store/columns.py keeps
 # these columns at write time).
@@ -107,27 +111,39 @@ class Rows:
 
 
 class Cells:
-    """A line's result cells (outcome, who ran it, standing, card signature) as the
-    ``cells`` macro renders them, kept by what they show (:data:`CELL_FIELDS`). That is
-    the same for every agent one runner left in the same state, so whichever page of
-    the index is asked for, few of its lines are rendered anew: four macro calls a line
-    were a third of an index page's time (issue 13)."""
+    """A line's result cells (outcome, who ran it, standing, card signature), each as
+    its macro draws it, kept by the fields it shows (:data:`CELL_FIELDS`). Those are
+    the same for every line one runner left in the same state, and an outcome, a
+    standing or a card signature has few states at all; so whichever page of the index
+    is asked for, few cells are drawn anew (four macro calls a line were a third of an
+    index page's time, issue 13), and at worst, every line by a runner of its own name,
+    one a line is."""
 
     def __init__(self, env: jinja2.Environment, size: int = CELL_CACHE) -> None:
         self.size = size
-        self._macro: Callable[[display.Row], Markup] = env.get_template("macros.html").module.cells  # type: ignore[attr-defined]
-        self._shown = attrgetter(*CELL_FIELDS)
+        macros = env.get_template("macros.html").module
+        self._draw = [
+            (name, getattr(macros, name), attrgetter(*fields))
+            for name, fields in CELL_FIELDS.items()
+        ]
         self._cells: OrderedDict[tuple[Any, ...], Markup] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __call__(self, row: display.Row) -> Markup:
-        key = self._shown(row)
+    def __call__(self, row: display.Row) -> ResultCells:
+        return ResultCells(
+            *(self._cell(name, macro, shown(row), row) for name, macro, shown in self._draw)
+        )
+
+    def _cell(
+        self, name: str, macro: Callable[[display.Row], Markup], shown: Any, row: display.Row
+    ) -> Markup:
+        key = (name, shown)
         with self._lock:
             found = self._cells.get(key)
             if found is not None:
                 self._cells.move_to_end(key)
                 return found
-        made = self._macro(row)
+        made = macro(row)
         _keep(self._cells, self._lock, key, made, self.size)
         return made
 
