@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import RecordRefused, StoreUnavailable
 from .columns import columns, holdable
-from .lines import Filter, count_candidates, found_query, phrase, read_lines
+from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
 from .opening import (
     MIGRATING,
     migrate_schema,
@@ -36,7 +36,7 @@ from .opening import (
 )
 from .summary import lock_agents, rebuild_agents, refresh_agents, refresh_columns
 from .tables import DEFAULT_STORE, Dialect, agents_table, meta, records
-from .values import AgentLine, AgentSummary, RunnerSeen, StoredRecord, Totals
+from .values import AgentLine, AgentSummary, ListedRecord, RunnerSeen, StoredRecord, Totals
 
 _PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
 # Connections kept open between uses. SQLAlchemy's default keeps 5 and closes any
@@ -459,20 +459,14 @@ class Ledger:
         )  # fmt: skip
         return found[0] if found else None
 
-    def history_page(self, card_url: str, offset: int, limit: int) -> list[StoredRecord]:
-        """A page of the agent's records, newest first (by ``finished_at``, then as
-        stored), read from the store's index: O(page)."""
+    def history_page(self, card_url: str, offset: int, limit: int) -> list[ListedRecord]:
+        """A page of the agent's records as list lines (:class:`ListedRecord`: the
+        columns kept at write time, no bytes), newest first (by ``finished_at``, then
+        as stored), read from the store's index: O(page)."""
         if not holdable(card_url):
             return []
-        query = (
-            sa.select(records)
-            .where(records.c.card_url == card_url)
-            .order_by(records.c.finished_at.desc(), records.c.id.desc())
-            .offset(offset)
-            .limit(limit)
-        )
         with self._read() as connection:
-            return [self._stored(row) for row in connection.execute(query)]
+            return read_history(connection, card_url, offset, limit)
 
     def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
         """The agent's newest records whose ``standing`` column says evidence (at most

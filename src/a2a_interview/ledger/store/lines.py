@@ -1,5 +1,6 @@
-"""A page of the index as the store reads it: each agent's line (card URL, counts, its
-latest record's list columns, no bytes) by statements built once, with bind parameters.
+"""A page of a list as the store reads it: each agent's line on the index (card URL,
+counts, its latest record's list columns, no bytes), or one agent's records as lines,
+by statements built once, with bind parameters.
 
 At 100,000 agents a page's query takes a fraction of a millisecond; building and
 compiling a fresh statement for it, and making a full record of every row, took three
@@ -141,11 +142,35 @@ def read_lines(
     lines = []
     for row in connection.execute(query, bound):
         card_url, count, evidence, *listed = row
-        listed[_STARTED] = _aware(listed[_STARTED])
-        listed[_FINISHED] = _aware(listed[_FINISHED])
-        listed[-1] = bytes(listed[-1])
-        lines.append(AgentLine(card_url, ListedRecord(*listed), int(count), int(evidence)))
+        lines.append(AgentLine(card_url, _listed(listed), int(count), int(evidence)))
     return lines
+
+
+@functools.cache
+def _history_query() -> sa.Select[Any]:
+    return (
+        sa.select(*_LISTED)
+        .where(records.c.card_url == sa.bindparam("card_url"))
+        .order_by(records.c.finished_at.desc(), records.c.id.desc())
+        .offset(sa.bindparam("offset"))
+        .limit(sa.bindparam("limit"))
+    )
+
+
+def read_history(
+    connection: Connection, card_url: str, offset: int, limit: int
+) -> list[ListedRecord]:
+    """A page of one agent's records as list lines, newest first (by ``finished_at``,
+    then as stored), read from the store's index: O(page), and no record's bytes."""
+    bound = {"card_url": card_url, "offset": offset, "limit": limit}
+    return [_listed(list(row)) for row in connection.execute(_history_query(), bound)]
+
+
+def _listed(listed: list[Any]) -> ListedRecord:
+    listed[_STARTED] = _aware(listed[_STARTED])
+    listed[_FINISHED] = _aware(listed[_FINISHED])
+    listed[-1] = bytes(listed[-1])
+    return ListedRecord(*listed)
 
 
 def _aware(moment: datetime) -> datetime:
