@@ -26,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the ledger's web page needs the 'ledger' extra: pip install 'a2a-interview[ledger]'"
     ) from exc
 
-ROW_CACHE: Final = 20_000
+ROW_CACHE: Final = 4096
 CELL_CACHE: Final = 4096
 
 # The result cells of a list line, each drawn by the macro of its name in macros.html,

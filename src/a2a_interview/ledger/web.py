@@ -29,6 +29,7 @@ what was asked for.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
@@ -131,7 +132,9 @@ _BAD_CURSOR: Final = (
 _UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
+    """The templates' environment, one a process: each template is compiled once."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("a2a_interview.ledger", "templates"),
         autoescape=True,  # every template, whatever its name
@@ -144,6 +147,14 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["visible"] = display.visible
     return env
+
+
+def compile_templates() -> None:
+    """Compile every template now (``ledger serve`` does, before it serves: otherwise
+    each process compiles them on its first requests)."""
+    env = _environment()
+    for name in env.list_templates():
+        env.get_template(name)
 
 
 def _static(name: str) -> bytes:
