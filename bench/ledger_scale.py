@@ -18,8 +18,9 @@
    paging: the page after a random agent's card URL, as a "next" link gives it) or a
    random search: the index, a search, ``/api/agents``; then the agent page of the agent
    with ``--history`` results, from one client. Each case is measured after 32
-   unmeasured requests (a worker compiles its templates on its first one). Prints p50
-   and p99 per case, and the load average before and after.
+   unmeasured requests (a worker's first read of the totals is on a request's time,
+   and older versions compiled their templates then). Prints p50 and p99 per case,
+   and the load average before and after.
 3. Import through the store's own write path (``put_many``, 200 a transaction, as
    ``ledger import``): ``--import`` fresh signed records into this full store and,
    side by side, into an empty one of the same kind; prints both rates.
@@ -215,8 +216,8 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
         print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print(f"{'case (8 parallel clients)':34} {'p50 ms':>8} {'p99 ms':>8} {'n':>5}")
         for name, paths in cases.items():
-            # Unmeasured first: each worker process compiles its templates on its first
-            # request, and reads the totals (then at most every 5 s).
+            # Unmeasured first: each worker process reads the totals on its first request
+            # (later, beside its requests), and older versions compiled their templates.
             load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8)
             p50, p99 = percentiles(load(origin, paths, 8))
             print(f"{name:34} {p50:8.1f} {p99:8.1f} {len(paths):5d}")
