@@ -885,6 +885,24 @@ def test_ledger_serve_workers_share_the_port_and_stop_with_it(
         assert all(_gone(child) for child in children)
 
 
+def test_ctrl_c_while_the_workers_start_stops_every_one(ledger: Ledger, tmp_path: Path) -> None:
+    # D-WEB-25: a worker collects its garbage once before it serves. A Ctrl-C that
+    # landed then was raised inside a weak reference's callback, which Python prints as
+    # "Exception ignored" and drops: that worker served on and the command never exited
+    # (the test above hung 2 runs in 5). Ctrl-C sent as soon as the command listens,
+    # while its workers start, stops every one of them, each time.
+    import signal
+
+    for _ in range(4):
+        with _serve_workers(ledger, tmp_path, 2) as (proc, _origin):
+            children = _children(proc.pid)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(15) == 0
+            assert all(_gone(child) for child in children)
+            stderr = proc.stderr.read()
+            assert "Exception ignored" not in stderr and "Traceback" not in stderr
+
+
 def test_a_ledger_worker_that_dies_is_replaced(ledger: Ledger, tmp_path: Path) -> None:
     # D-WEB-23: a worker that exits on its own (here killed, as the kernel's OOM killer
     # would) is replaced with one line on stderr: the command keeps its N workers and
