@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -271,9 +272,7 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
         assert worker.stderr is not None
         first = worker.stderr.readline()  # up and waiting
         assert STAMPED.match(first) and first.rstrip().endswith("waiting for jobs"), first
-        # Registered: procrastinate's own Ctrl-C handling is in place from then on.
         _wait(lambda: _count(store, "procrastinate_workers") == 1, 30, "the worker")
-        time.sleep(0.5)
         worker.send_signal(signal.SIGINT)
         _, err = worker.communicate(timeout=30)
     finally:
@@ -284,6 +283,64 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
     last = err.splitlines()[-1]
     assert STAMPED.match(last) and "stopped by Ctrl-C or SIGTERM" in last, err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_as_a_worker_starts_stops_it(postgres_server: Server) -> None:
+    # D-STORE-19: Ctrl-C the moment a worker says it waits (while it opens its pool,
+    # before procrastinate's handlers existed) cancelled the start-up halfway, and the
+    # pool's tasks kept the process from exiting: it hung until a second Ctrl-C. Now the
+    # worker takes Ctrl-C and SIGTERM from its start and stops before taking a job.
+    store = postgres_server.database()
+    Ledger.open(store).close()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
+        worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert worker.stderr is not None
+            assert worker.stderr.readline().rstrip().endswith("waiting for jobs")
+            worker.send_signal(sig)
+            _, err = worker.communicate(timeout=30)
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(10)
+        assert worker.returncode == 0, err
+        assert err.splitlines()[-1].endswith(
+            "stopped by Ctrl-C or SIGTERM after finishing its jobs (0 record(s) stored)"
+        ), err
+        assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_a_second_ctrl_c_stops_a_busy_worker_at_once(postgres_server: Server) -> None:
+    # The first Ctrl-C lets the jobs held finish; the second stops at once (exit 130)
+    # and puts them back in the queue. The job here interviews an agent that never
+    # answers.
+    store = postgres_server.database()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections are queued, never accepted
+        origin = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with Ledger.open(store) as ledger:
+            ledger.add(_old_record(origin))
+        _received_long_ago(store)
+        assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+        worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            _wait(lambda: [j.status for j in _jobs(store)] == ["doing"], 30, "the job taken")
+            worker.send_signal(signal.SIGINT)
+            time.sleep(1.0)
+            assert worker.poll() is None  # waiting for its job
+            worker.send_signal(signal.SIGINT)
+            _, err = worker.communicate(timeout=30)
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(10)
+    assert worker.returncode == 130, err
+    assert "interrupted; 0 record(s) stored; the jobs it held are back in the queue" in err
+    assert "Traceback" not in err, err
+    assert [j.status for j in _jobs(store)] == ["todo"]  # its job is back in the queue
 
 
 def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:
