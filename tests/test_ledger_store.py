@@ -734,9 +734,9 @@ def test_the_ledger_surface_is_pinned() -> None:
     import a2a_interview.ledger as ledger
 
     assert sorted(ledger.__all__) == sorted([
-        "DEFAULT_STORE", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL", "Ledger",
-        "LedgerError", "NotARecord", "NotSane", "RecordRefused", "StoreTooNew", "StoreUnavailable",
-        "StoredRecord", "agent_key", "parse_store_url",
+        "DEFAULT_STORE", "AgentLine", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL",
+        "Ledger", "LedgerError", "ListedRecord", "NotARecord", "NotSane", "RecordRefused",
+        "StoreTooNew", "StoreUnavailable", "StoredRecord", "agent_key", "parse_store_url",
     ])  # fmt: skip
     for name in ledger.__all__:
         assert hasattr(ledger, name), name
