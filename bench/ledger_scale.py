@@ -9,14 +9,18 @@
    the small ones, one in 20 a full interview), signed; a list line is read from the
    columns kept at write time, a record shown in full has its runner signature checked
    and its standing recomputed; the per-agent summary is built as migration 0005 does.
+   With ``--distinct-runners`` every record gets a runner name of its own in its list
+   column, so no two lines of the index show the same result cells, which the page
+   keeps by what they show (``ledger/memo.py``): the page's worst case.
 2. Serves the store with ``a2a-interview ledger serve`` (uvicorn; ``--workers``
    processes, the command's default without it) and sends ``--requests`` requests per
    case from 8 parallel clients over loopback HTTP, each to a random page (keyset
    paging: the page after a random agent's card URL, as a "next" link gives it) or a
    random search: the index, a search, ``/api/agents``; then the agent page of the agent
    with ``--history`` results, from one client. Each case is measured after 32
-   unmeasured requests (a worker compiles its templates on its first one). Prints p50
-   and p99 per case, and the load average before and after.
+   unmeasured requests (a worker's first read of the totals is on a request's time,
+   and older versions compiled their templates then). Prints p50 and p99 per case,
+   and the load average before and after.
 3. Import through the store's own write path (``put_many``, 200 a transaction, as
    ``ledger import``): ``--import`` fresh signed records into this full store and,
    side by side, into an empty one of the same kind; prints both rates.
@@ -80,7 +84,7 @@ def templates(count: int) -> list[dict[str, object]]:
     return out
 
 
-def fill(url: str, agents: int, per_agent: int, history: int) -> None:
+def fill(url: str, agents: int, per_agent: int, history: int, distinct: bool = False) -> None:
     with Ledger.open(url) as ledger:
         engine = ledger._engine  # bulk: the point here is reading
     rows = templates(400)
@@ -100,6 +104,8 @@ def fill(url: str, agents: int, per_agent: int, history: int) -> None:
                 row.update(digest=f"sha256:{n:064x}", card_url=card, agent_url=card,
                            started_at=moment, finished_at=moment, stored_at=stored,
                            agent_name=f"Bench Agent {i:06d}")  # fmt: skip
+                if distinct:  # every line's cells differ: nothing for the page to keep
+                    row["runner_name"] = f"Bench runner {n}"
                 out.append(row)
         for j in range(history):
             n += 1
@@ -210,8 +216,8 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
         print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print(f"{'case (8 parallel clients)':34} {'p50 ms':>8} {'p99 ms':>8} {'n':>5}")
         for name, paths in cases.items():
-            # Unmeasured first: each worker process compiles its templates on its first
-            # request, and reads the totals (then at most every 5 s).
+            # Unmeasured first: each worker process reads the totals on its first request
+            # (later, beside its requests), and older versions compiled their templates.
             load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8)
             p50, p99 = percentiles(load(origin, paths, 8))
             print(f"{name:34} {p50:8.1f} {p99:8.1f} {len(paths):5d}")
@@ -261,10 +267,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--import", dest="imports", type=int, default=2000)
     parser.add_argument("--skip-fill", action="store_true")
+    parser.add_argument(
+        "--distinct-runners",
+        action="store_true",
+        help="give every record its own runner name (its list column), so no two lines "
+        "of the index show the same result cells: the page's worst case (ledger/memo.py)",
+    )
     parser.add_argument("--workers", type=int, help="ledger serve --workers (its default)")
     args = parser.parse_args()
     if not args.skip_fill:
-        fill(args.store, args.agents, args.per_agent, args.history)
+        fill(args.store, args.agents, args.per_agent, args.history, args.distinct_runners)
     serve_and_measure(args.store, args.agents, args.requests, args.workers)
     with tempfile.TemporaryDirectory() as folder:
         empty = args.empty_store or str(Path(folder) / "empty.db")

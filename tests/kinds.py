@@ -96,6 +96,7 @@ KINDS: dict[str, str] = {
     "test_cli_record": "behaviour",
     "test_console": "behaviour",
     "test_ledger_browser": "behaviour",
+    "test_ledger_memo": "behaviour",
     "test_ledger_store": "behaviour",
     "test_ledger_web": "behaviour",
     "test_workers": "behaviour",

@@ -9,6 +9,7 @@ stopped at its first record, with no test to say so.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -46,12 +47,20 @@ def test_the_ledger_page_bench_runs_at_its_smallest() -> None:
 def test_the_ledger_scale_bench_runs_at_its_smallest(tmp_path: Path) -> None:
     store = str(tmp_path / "scale.db")
     done = run("bench/ledger_scale.py", "--store", store, "--agents", "20", "--per-agent",
-               "1", "--history", "3", "--requests", "4", "--import", "3")  # fmt: skip
+               "1", "--history", "3", "--requests", "4", "--import", "3",
+               "--distinct-runners")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "filled 23 records for 21 agents" in done.stdout
     for case in ("index, random page", "search, random agent", "/api/agents, random page"):
         assert any(line.startswith(case) for line in done.stdout.splitlines()), case
     assert done.stdout.count("records/s") == 2
+    # --distinct-runners: no two of the agents' lines name the same runner.
+    with sqlite3.connect(store) as db:
+        names = db.execute(
+            "SELECT COUNT(DISTINCT runner_name) FROM ledger_records WHERE card_url LIKE ?",
+            ("https://agent-%",),
+        ).fetchone()
+    assert names == (20,)
 
 
 def test_the_ledger_store_bench_runs_at_its_smallest() -> None:

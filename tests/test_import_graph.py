@@ -148,7 +148,15 @@ def test_src_files_are_at_most_700_lines() -> None:
 PART_ORDERS: dict[str, list[str]] = {
     # ledger/store/ (split from one 1,058-line module): the schema, the values, reading a
     # record, opening, what is kept at write time, then the Ledger.
-    "a2a_interview.ledger.store": ["tables", "values", "columns", "opening", "summary", "ledger"],
+    "a2a_interview.ledger.store": [
+        "tables",
+        "values",
+        "columns",
+        "opening",
+        "summary",
+        "lines",
+        "ledger",
+    ],
     # server/proxy/: the upstream, then the front and the pass-through, then serving.
     "a2a_interview.server.proxy": [
         "fetch",

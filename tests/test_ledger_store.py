@@ -25,6 +25,7 @@ from a2a_interview.record import (
     rfc3339,
     sign_record,
     signing_bytes,
+    standing_of,
     verify_record_signature,
 )
 from needs import module as need_module
@@ -733,9 +734,9 @@ def test_the_ledger_surface_is_pinned() -> None:
     import a2a_interview.ledger as ledger
 
     assert sorted(ledger.__all__) == sorted([
-        "DEFAULT_STORE", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL", "Ledger",
-        "LedgerError", "NotARecord", "NotSane", "RecordRefused", "StoreTooNew", "StoreUnavailable",
-        "StoredRecord", "agent_key", "parse_store_url",
+        "DEFAULT_STORE", "AgentLine", "AgentSummary", "BadSignature", "JobsNeedPostgreSQL",
+        "Ledger", "LedgerError", "ListedRecord", "NotARecord", "NotSane", "RecordRefused",
+        "StoreTooNew", "StoreUnavailable", "StoredRecord", "agent_key", "parse_store_url",
     ])  # fmt: skip
     for name in ledger.__all__:
         assert hasattr(ledger, name), name
@@ -1035,7 +1036,7 @@ def test_a_list_reads_no_record_bytes_unless_it_needs_them(store_url: str) -> No
         with ledger._begin() as connection:
             connection.execute(sa.text("UPDATE ledger_records SET standing_reason = NULL"))
         [listed] = ledger.agents_from(10)
-        assert listed.latest.body == body and listed.latest.standing == "evidence"
+        assert listed.latest.body == body and standing_of(listed.latest.document) == "evidence"
 
 
 def test_without_the_right_to_create_pg_trgm_search_scans_as_before(

@@ -762,9 +762,9 @@ def test_ledger_serve_on_a_busy_port_is_one_line(
 
 
 def test_the_row_cache_is_bounded_and_keyed_by_the_bytes(ledger: Ledger) -> None:
-    from a2a_interview.ledger.web import _Rows
+    from a2a_interview.ledger.memo import Rows
 
-    rows = _Rows(2)
+    rows = Rows(2)
     stored = [s.latest for s in ledger.agents()][:3]
     made = [rows(s) for s in stored]
     assert len(rows._rows) == 2
@@ -883,6 +883,24 @@ def test_ledger_serve_workers_share_the_port_and_stop_with_it(
         _serves(origin)
         _stop(proc)
         assert all(_gone(child) for child in children)
+
+
+def test_ctrl_c_while_the_workers_start_stops_every_one(ledger: Ledger, tmp_path: Path) -> None:
+    # D-WEB-25: a worker collects its garbage once before it serves. A Ctrl-C that
+    # landed then was raised inside a weak reference's callback, which Python prints as
+    # "Exception ignored" and drops: that worker served on and the command never exited
+    # (the test above hung 2 runs in 5). Ctrl-C sent as soon as the command listens,
+    # while its workers start, stops every one of them, each time.
+    import signal
+
+    for _ in range(4):
+        with _serve_workers(ledger, tmp_path, 2) as (proc, _origin):
+            children = _children(proc.pid)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(15) == 0
+            assert all(_gone(child) for child in children)
+            stderr = proc.stderr.read()
+            assert "Exception ignored" not in stderr and "Traceback" not in stderr
 
 
 def test_a_ledger_worker_that_dies_is_replaced(ledger: Ledger, tmp_path: Path) -> None:

@@ -8,11 +8,12 @@ import asyncio
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,6 +125,37 @@ def _stop(process: subprocess.Popen[str]) -> tuple[str, str]:
     except subprocess.TimeoutExpired:
         process.kill()
         return process.communicate(timeout=10)
+
+
+def _signalled(
+    store: str, ready: Callable[[subprocess.Popen[str]], Any], *signals: int
+) -> tuple[int, str]:
+    """A worker on ``store``, sent ``signals`` (a second apart, each while it still
+    runs) once ``ready(worker)`` returns: its exit status and its stderr. Killed on the
+    way out if it did not stop."""
+    worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        ready(worker)
+        for i, sig in enumerate(signals):
+            if i:
+                time.sleep(1.0)
+                assert worker.poll() is None
+            worker.send_signal(sig)
+        _, err = worker.communicate(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    return worker.returncode, err
+
+
+def _waiting(worker: subprocess.Popen[str]) -> str:
+    """The worker's first line, once it says it waits for jobs."""
+    assert worker.stderr is not None
+    first = worker.stderr.readline()
+    assert first.rstrip().endswith("waiting for jobs"), first
+    return first
 
 
 def _wait(predicate: Any, seconds: float, what: str) -> None:
@@ -265,25 +297,57 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
     assert any("stored: unreachable http://127.0.0.1:9" in line for line in lines), lines
     assert lines[-1].endswith("the queue is empty; stopped (1 record(s) stored)")
 
-    worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
-                              stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert worker.stderr is not None
-        first = worker.stderr.readline()  # up and waiting
-        assert STAMPED.match(first) and first.rstrip().endswith("waiting for jobs"), first
-        # Registered: procrastinate's own Ctrl-C handling is in place from then on.
+    def registered(worker: subprocess.Popen[str]) -> None:
+        first = _waiting(worker)
+        assert STAMPED.match(first), first
         _wait(lambda: _count(store, "procrastinate_workers") == 1, 30, "the worker")
-        time.sleep(0.5)
-        worker.send_signal(signal.SIGINT)
-        _, err = worker.communicate(timeout=30)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait(10)
-    assert worker.returncode == 0, err
+
+    returncode, err = _signalled(store, registered, signal.SIGINT)
+    assert returncode == 0, err
     last = err.splitlines()[-1]
     assert STAMPED.match(last) and "stopped by Ctrl-C or SIGTERM" in last, err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_as_a_worker_starts_stops_it(postgres_server: Server) -> None:
+    # D-STORE-19: Ctrl-C the moment a worker says it waits (while it opens its pool,
+    # before procrastinate's handlers existed) cancelled the start-up halfway, and the
+    # pool's tasks kept the process from exiting: it hung until a second Ctrl-C. Now the
+    # worker takes Ctrl-C and SIGTERM from its start and stops before taking a job.
+    store = postgres_server.database()
+    Ledger.open(store).close()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
+        returncode, err = _signalled(store, _waiting, sig)
+        assert returncode == 0, err
+        assert err.splitlines()[-1].endswith(
+            "stopped by Ctrl-C or SIGTERM after finishing its jobs (0 record(s) stored)"
+        ), err
+        assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_a_second_ctrl_c_stops_a_busy_worker_at_once(postgres_server: Server) -> None:
+    # The first Ctrl-C lets the jobs held finish; the second stops at once (exit 130)
+    # and puts them back in the queue. The job here interviews an agent that never
+    # answers.
+    store = postgres_server.database()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections are queued, never accepted
+        origin = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with Ledger.open(store) as ledger:
+            ledger.add(_old_record(origin))
+        _received_long_ago(store)
+        assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+
+        def busy(_: subprocess.Popen[str]) -> None:
+            _wait(lambda: [j.status for j in _jobs(store)] == ["doing"], 30, "the job taken")
+
+        # Still running a second after the first: it waits for its job.
+        returncode, err = _signalled(store, busy, signal.SIGINT, signal.SIGINT)
+    assert returncode == 130, err
+    assert "interrupted; 0 record(s) stored; the jobs it held are back in the queue" in err
+    assert "Traceback" not in err, err
+    assert [j.status for j in _jobs(store)] == ["todo"]  # its job is back in the queue
 
 
 def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -76,9 +77,11 @@ Runs the verification jobs `ledger schedule` enqueued, on procrastinate in the s
 PostgreSQL: start any number of workers on any number of machines. Each job
 interviews one agent and stores its record exactly once, even when a worker is killed
 mid-job (its job is queued again once its heartbeat has been silent --stalled-after
-seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds.
+seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
+second one stops it at once and puts them back in the queue.
 
-exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL)"""
+exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL) ·
+130 stopped at once (a second Ctrl-C or SIGTERM)"""
 
 _AGE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
 # Records per transaction on import, and the bytes a batch may hold before it is written.
@@ -471,16 +474,20 @@ def _worker(args: argparse.Namespace) -> int:
         on_record=told,
     )
     with open_store(args.store) as ledger:
-        from ..ledger.jobs import require_postgresql
+        from ..ledger.jobs import hold_stop_signals, require_postgresql
 
         require_postgresql(ledger)  # SQLite: refused here, before anything starts
+        # Ctrl-C from now on stops the worker as soon as it starts (run_worker takes it).
+        before = hold_stop_signals()
         say("waiting for jobs" if not args.once else "running the queued jobs")
         try:
             asyncio.run(run_worker(ledger, settings))
         except KeyboardInterrupt:  # a second Ctrl-C: the jobs held are left to recovery
-            say(f"interrupted; {stored_count} record(s) stored, the jobs it held are "
-                "queued again once its heartbeat is silent")  # fmt: skip
+            say(f"interrupted; {stored_count} record(s) stored; the jobs it held are "
+                "back in the queue (or will be once its heartbeat is silent)")  # fmt: skip
             return EXIT_INTERRUPTED
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
     if args.once:
         say(f"the queue is empty; stopped ({stored_count} record(s) stored)")
     else:  # procrastinate stops on SIGINT or SIGTERM once the jobs it holds are done

@@ -23,15 +23,26 @@ from .errors import (
     StoreTooNew,
     StoreUnavailable,
 )
-from .store import DEFAULT_STORE, AgentSummary, Ledger, StoredRecord, agent_key, parse_store_url
+from .store import (
+    DEFAULT_STORE,
+    AgentLine,
+    AgentSummary,
+    Ledger,
+    ListedRecord,
+    StoredRecord,
+    agent_key,
+    parse_store_url,
+)
 
 __all__ = [
     "DEFAULT_STORE",
+    "AgentLine",
     "AgentSummary",
     "BadSignature",
     "JobsNeedPostgreSQL",
     "Ledger",
     "LedgerError",
+    "ListedRecord",
     "NotARecord",
     "NotSane",
     "RecordRefused",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -261,9 +262,62 @@ async def _recover(
                     _log.warning("job %s of a silent worker is queued again", job.id)
 
 
+class _Stop:
+    """Ctrl-C and SIGTERM for a worker, taken on its event loop from its very start: the
+    first stops it once the jobs it holds are done (at start-up, before it takes any),
+    the second at once (``KeyboardInterrupt``). Procrastinate's own handlers came only
+    once its worker ran: a Ctrl-C before that cancelled the start-up halfway through
+    opening the connection pool, whose tasks then kept the process from exiting."""
+
+    def __init__(self) -> None:
+        self.signals = 0
+        self._worker: asyncio.Task[Any] | None = None
+        self._main = asyncio.current_task()
+
+    def __call__(self) -> None:
+        self.signals += 1
+        if self.signals == 1:
+            if self._worker is not None:
+                self._worker.cancel()  # procrastinate's graceful stop
+        elif self._main is not None:
+            self._main.cancel()
+
+    def watch(self, worker: asyncio.Task[Any]) -> None:
+        """The worker to stop on the first signal (at once, if it came already)."""
+        self._worker = worker
+        if self.signals:
+            worker.cancel()
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[_Stop]:
+    """Ctrl-C and SIGTERM go to a :class:`_Stop` while the worker runs (the caller holds
+    them until this is entered: see ``cli/ledger.py``)."""
+    loop = asyncio.get_running_loop()
+    stop = _Stop()
+    for sig in _STOPPING:
+        loop.add_signal_handler(sig, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+    try:
+        yield stop
+    finally:
+        for sig in _STOPPING:
+            loop.remove_signal_handler(sig)
+
+
+_STOPPING: Final = (signal.SIGINT, signal.SIGTERM)
+HARD_STOP_WAIT: Final = 5.0  # seconds a second signal lets the jobs' tasks take to end
+
+
+def hold_stop_signals() -> Any:
+    """Hold Ctrl-C and SIGTERM until :func:`run_worker` takes them; the mask before."""
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+
+
 async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
-    """Run verification jobs until cancelled (or, with ``settings.once``, until the
-    queue is empty). Raises ``JobsNeedPostgreSQL`` for a SQLite store."""
+    """Run verification jobs until Ctrl-C or SIGTERM (then once the jobs held are done;
+    a second one raises ``KeyboardInterrupt`` at once) or, with ``settings.once``,
+    until the queue is empty. Raises ``JobsNeedPostgreSQL`` for a SQLite store."""
     app = _app(ledger)
     options: dict[str, Any] = {
         "queues": [QUEUE],
@@ -272,18 +326,26 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
         "update_heartbeat_interval": settings.heartbeat,
         "stalled_worker_timeout": settings.stalled_after,
         "additional_context": {"settings": settings},
-        "install_signal_handlers": True,
+        "install_signal_handlers": False,  # _Stop has them, from the start
     }
     if settings.name is not None:
         options["name"] = settings.name
-    with _queue_errors(), _one_line_per_outage() as outage:
-        await _work(app, settings, options, outage)
+    with _stopped_by_signals() as stop:
+        try:
+            with _queue_errors(), _one_line_per_outage() as outage:
+                await _work(app, settings, options, outage, stop)
+        except asyncio.CancelledError:
+            if stop.signals > 1:
+                raise KeyboardInterrupt from None
+            raise
 
 
 async def _work(
-    app: procrastinate.App, settings: WorkerSettings, options: Any, outage: _Outage
+    app: procrastinate.App, settings: WorkerSettings, options: Any, outage: _Outage, stop: _Stop
 ) -> None:
     async with app.open_async():
+        if stop.signals:
+            return  # stopped while starting: no job taken
         recovering = asyncio.create_task(_recover(app, settings, outage))
         try:
             if settings.once:
@@ -294,7 +356,20 @@ async def _work(
                     ):
                         with contextlib.suppress(Exception):
                             await app.job_manager.retry_job(job)
-            await app.run_worker_async(**options)
+            worker = asyncio.create_task(app.run_worker_async(**options))
+            stop.watch(worker)
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker  # cancelled by the first signal: stopped gracefully
+            if stop.signals > 1:
+                # At once: the jobs' tasks too, while the app is open, so that each
+                # puts its job back in the queue (closed, they failed to, with a
+                # traceback on the way out).
+                others = asyncio.all_tasks() - {asyncio.current_task()}
+                for task in others:
+                    task.cancel()
+                if others:
+                    await asyncio.wait(others, timeout=HARD_STOP_WAIT)
+                raise asyncio.CancelledError
         finally:
             recovering.cancel()
             with contextlib.suppress(asyncio.CancelledError):

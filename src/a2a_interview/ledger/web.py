@@ -29,19 +29,19 @@ what was asked for.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from importlib import resources
 from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
-from ..record import DOES_NOT_ESTABLISH, rfc3339
+from ..record import DOES_NOT_ESTABLISH
 from . import display
+from .memo import ROW_CACHE, Cells, Rows, when
 from .runners import NO_RUNNERS, Runners, fingerprint
 
 try:
@@ -79,21 +79,6 @@ _SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 )
-
-
-class _Record(Protocol):
-    @property
-    def id(self) -> Any: ...
-    @property
-    def card_url(self) -> str: ...
-    @property
-    def body(self) -> bytes: ...
-    @property
-    def document(self) -> Any: ...
-    @property
-    def started_at(self) -> Any: ...
-    @property
-    def finished_at(self) -> Any: ...
 
 
 class _Ledger(Protocol):
@@ -147,7 +132,9 @@ _BAD_CURSOR: Final = (
 _UNAVAILABLE: Final = (503, "store_unavailable", "The ledger's store cannot be read now")
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
+    """The templates' environment, one a process: each template is compiled once."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("a2a_interview.ledger", "templates"),
         autoescape=True,  # every template, whatever its name
@@ -160,6 +147,14 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["visible"] = display.visible
     return env
+
+
+def compile_templates() -> None:
+    """Compile every template now (``ledger serve`` does, before it serves: otherwise
+    each process compiles them on its first requests)."""
+    env = _environment()
+    for name in env.list_templates():
+        env.get_template(name)
 
 
 def _static(name: str) -> bytes:
@@ -273,58 +268,8 @@ def _record_id(text: str) -> int:
 # Reading the ledger into display rows
 
 
-def _when(moment: Any) -> str:
-    # RFC 3339 UTC, as the records write times, in the page's text and the API's data
-    # alike: one spelling of one instant everywhere (issue 13 finding 7).
-    return rfc3339(moment) if isinstance(moment, datetime) and moment.tzinfo else ""
-
-
-class _Rows:
-    """Display rows by (record id, digest), the last :data:`ROW_CACHE` made. A row is a
-    pure function of the record's stored bytes (its standing too: PROFILE §8 takes it
-    from what the display can check in the record, with no clock and no network), so
-    the same bytes need not have their runner signature checked on every request."""
-
-    def __init__(self, size: int, runners: Runners = NO_RUNNERS) -> None:
-        self.size = size
-        self.runners = runners
-        self._rows: OrderedDict[tuple[Any, Any, bool], display.Row] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, record: _Record, *, full: bool = False) -> display.Row:
-        key = (record.id, getattr(record, "digest", None) or record.body, full)
-        with self._lock:
-            found = self._rows.get(key)
-            if found is not None:
-                self._rows.move_to_end(key)
-                return found
-        times = (_when(record.started_at), _when(record.finished_at))
-        reason = getattr(record, "standing_reason", None)
-        if reason is not None and not full:
-            # A list line from the columns kept at write time: no bytes read (O(page)).
-            made = display.column_row(
-                record.id, record.card_url, _columns_of(record), times, self.runners
-            )
-        else:  # shown in full: the standing recomputed from the record's bytes
-            document = record.document if isinstance(record.document, dict) else {}
-            made = display.row(record.id, record.card_url, document, times, self.runners)
-        with self._lock:
-            self._rows[key] = made
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)
-        return made
-
-
-ROW_CACHE: Final = 20_000
 TOTALS_EVERY: Final = 5.0  # seconds a page may show totals read this long ago
 MATCH_CAP: Final = 1000  # a search counts its matches up to this many ("more than")
-
-_KEPT: Final = ("outcome", "party", "runner_name", "runner_key", "signature",
-                "standing_reason", "card_signature", "card_reading", "agent_name")  # fmt: skip
-
-
-def _columns_of(record: Any) -> dict[str, Any]:
-    return {name: getattr(record, name, None) for name in _KEPT}
 
 
 class _AgentView:
@@ -334,7 +279,7 @@ class _AgentView:
     row's standing is recomputed from its record's bytes (PROFILE §8)."""
 
     def __init__(self, ledger: _Ledger, card_url: str, page: int, per_page: int,
-                 rows: _Rows) -> None:  # fmt: skip
+                 rows: Rows) -> None:  # fmt: skip
         summary = ledger.summary(card_url)
         if summary is None:
             raise _Problem(*_NOT_FOUND_AGENT)
@@ -360,7 +305,7 @@ class _AgentView:
         self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
 
-    def _row(self, rows: _Rows, record: Any, place: int) -> display.Row:
+    def _row(self, rows: Rows, record: Any, place: int) -> display.Row:
         made = rows(record)
         self._place[made.id] = place
         return made
@@ -377,9 +322,11 @@ class _Pages:
         self.ledger = ledger
         self.env = _environment()
         self.runners = runners
-        self.rows = _Rows(ROW_CACHE, runners)
+        self.rows = Rows(ROW_CACHE, runners)
+        self.cells = Cells(self.env)
         self._lock = threading.Lock()
         self._totals_at: tuple[float, Any] | None = None
+        self._refreshing = False
 
     # -- shared ----------------------------------------------------------------------
 
@@ -409,9 +356,11 @@ class _Pages:
         has_next = True if backwards else beyond
         rows = []
         for summary in shown:
+            row = self.rows(summary.latest)
             rows.append(
                 {
-                    "row": self.rows(summary.latest),
+                    "row": row,
+                    "cells": None if api else self.cells(row),
                     "count": int(getattr(summary, "count", 0) or 0),
                     "ref": _ref(summary.card_url),
                 }
@@ -427,19 +376,34 @@ class _Pages:
 
     def _totals(self) -> Any:
         """The ledger's totals, read at most once every :data:`TOTALS_EVERY` seconds: a
-        sum over every agent is the one read whose cost grows with the ledger."""
-        now = time.monotonic()
+        sum over every agent is the one read whose cost grows with the ledger. Only the
+        first read is on a request's time; later ones run on a thread of their own while
+        pages show the last totals read (one at a time; a failed one is tried again)."""
         with self._lock:
-            if self._totals_at is not None and now - self._totals_at[0] < TOTALS_EVERY:
-                return self._totals_at[1]
+            kept = self._totals_at
+            if kept is not None:
+                if time.monotonic() - kept[0] >= TOTALS_EVERY and not self._refreshing:
+                    self._refreshing = True
+                    threading.Thread(target=self._refresh_totals, daemon=True).start()
+                return kept[1]
         found = self.ledger.totals()
         with self._lock:
-            self._totals_at = (now, found)
+            self._totals_at = (time.monotonic(), found)
         return found
+
+    def _refresh_totals(self) -> None:
+        try:
+            found = self.ledger.totals()
+        except Exception:  # the store away, or anything else: the last totals stay shown
+            found = None
+        with self._lock:
+            if found is not None:
+                self._totals_at = (time.monotonic(), found)
+            self._refreshing = False
 
     def _render(self, request: Request, name: str, status: int = 200, **values: Any) -> Response:
         root = request.scope.get("root_path", "") + "/"
-        html = self.env.get_template(name).render(root=root, **values)
+        html = self.env.get_template(name).render(root=root, cells=self.cells, **values)
         return HTMLResponse(html, status_code=status)
 
     # -- HTML ------------------------------------------------------------------------
@@ -510,8 +474,8 @@ class _Pages:
                 "fingerprint": fingerprint(runner.key),
                 "listed": name is not None,
                 "listed_name": name,
-                "first_seen": _when(runner.first_seen),
-                "last_seen": _when(runner.last_seen),
+                "first_seen": when(runner.first_seen),
+                "last_seen": when(runner.last_seen),
                 "results": runner.results,
             })  # fmt: skip
         return out

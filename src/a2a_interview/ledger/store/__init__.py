@@ -10,6 +10,7 @@ its parts, each importing only those listed before it (``tests/test_import_graph
 - :mod:`.columns`: a record's bytes read into its row, or refused (PROFILE §8);
 - :mod:`.opening`: a store's URL, SQLite's settings, migrating under a lock;
 - :mod:`.summary`: what is kept at write time (standing columns, each agent's summary);
+- :mod:`.lines`: a page of the index, by statements built once;
 - :mod:`.ledger`: the :class:`Ledger` itself, writing and reading.
 """
 
@@ -30,7 +31,7 @@ from .tables import (
     meta,
     records,
 )
-from .values import AgentSummary, RunnerSeen, StoredRecord, Totals
+from .values import AgentLine, AgentSummary, ListedRecord, RunnerSeen, StoredRecord, Totals
 
 _MIGRATIONS = MIGRATIONS  # the name tests and benches have used
 
@@ -40,8 +41,10 @@ __all__ = [
     "MAX_URL",
     "MIGRATIONS",
     "VERSION_TABLE",
+    "AgentLine",
     "AgentSummary",
     "Ledger",
+    "ListedRecord",
     "RunnerSeen",
     "StoredRecord",
     "Totals",

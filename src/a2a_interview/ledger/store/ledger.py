@@ -25,6 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import RecordRefused, StoreUnavailable
 from .columns import columns, holdable
+from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
 from .opening import (
     MIGRATING,
     migrate_schema,
@@ -35,7 +36,7 @@ from .opening import (
 )
 from .summary import lock_agents, rebuild_agents, refresh_agents, refresh_columns
 from .tables import DEFAULT_STORE, Dialect, agents_table, meta, records
-from .values import AgentSummary, RunnerSeen, StoredRecord, Totals
+from .values import AgentLine, AgentSummary, ListedRecord, RunnerSeen, StoredRecord, Totals
 
 _PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
 # Connections kept open between uses. SQLAlchemy's default keeps 5 and closes any
@@ -304,24 +305,14 @@ class Ledger:
         """The record a worker's job wrote, or ``None`` when it has written none."""
         return self._one(records.c.job_key == job_key)
 
-    def _summaries(self, query: Any, *, bodies: bool = True) -> list[AgentSummary]:
-        # The page of agents first (an index-only scan of the summary, offset included),
-        # then only its latest records joined: never a join over the rows skipped.
-        # Without ``bodies``, a record's bytes are read only where the columns kept at
-        # write time are missing (a row from before migration 0005's refresh): a list
-        # line is made from those columns, and on PostgreSQL fifty bodies were fifty
-        # TOAST reads and some 150 KB over the socket for each page of the index.
+    def _summaries(self, query: Any) -> list[AgentSummary]:
+        # The agents first (an index-only scan of the summary), then only their latest
+        # records joined: never a join over the rows skipped.
         page = query.add_columns(
             agents_table.c.latest_id, agents_table.c.results, agents_table.c.evidence
         ).subquery()
-        columns: list[Any] = list(records.c)
-        if not bodies:
-            columns[columns.index(records.c.body)] = sa.case(
-                (records.c.standing_reason.is_(None), records.c.body),
-                else_=sa.literal(b"", sa.LargeBinary()),
-            ).label("body")
         joined = (
-            sa.select(page.c.results, page.c.evidence, *columns)
+            sa.select(page.c.results, page.c.evidence, *records.c)
             .join_from(page, records, records.c.id == page.c.latest_id)
             .order_by(page.c.card_url)
         )
@@ -341,38 +332,26 @@ class Ledger:
             .order_by(agents_table.c.card_url)
         )  # fmt: skip
 
-    def _search(self, search: str, *, prefilter: bool = True) -> Any:
-        """The WHERE of a search: the agent's ``search`` column (card URL, line break,
-        latest name) holds ``search``, ASCII case folded on SQLite (``LIKE``), folded
-        on PostgreSQL (``ILIKE``, which the ``pg_trgm`` index of migration 0007 serves).
-        On SQLite with FTS5, the trigram index finds the candidates first and ``LIKE``
-        still decides, so the answer is the same with or without it (``prefilter``)."""
+    def _search(self, search: str, *, prefilter: bool = True) -> tuple[Filter, dict[str, str]]:
+        """How a search chooses agents (:mod:`.lines`), and what it binds: the agent's
+        ``search`` column (card URL, line break, latest name) holds ``search``, ASCII
+        case folded on SQLite (``LIKE``), folded on PostgreSQL (``ILIKE``, which the
+        ``pg_trgm`` index of migration 0007 serves). On SQLite with FTS5, the trigram
+        index finds the candidates first and ``LIKE`` still decides, so the answer is
+        the same with or without it (``prefilter``)."""
         # As typed: LIKE and ILIKE fold case themselves (lowering it here first made
         # "Ça" miss "Ça" on SQLite, whose LIKE folds ASCII only).
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        column = agents_table.c.search
         if self.dialect == "postgresql":
-            return column.ilike(pattern, escape="\\")
-        like = column.like(pattern, escape="\\")
+            return "ilike", {"pattern": pattern}
         if not (prefilter and self._trigrams(search)):
-            return like
-        ids = self._candidates(search).scalar_subquery()
-        return sa.and_(sa.literal_column("ledger_agents.id").in_(ids), like)
+            return "like", {"pattern": pattern}
+        return "fts", {"pattern": pattern, "phrase": phrase(search)}
 
     def _trigrams(self, search: str) -> bool:
         """Whether the SQLite trigram index can find ``search`` (three characters at
         least: a trigram needs three)."""
         return self._fts and len(search) >= 3
-
-    @staticmethod
-    def _candidates(search: str) -> Any:
-        """The ids of the agents whose ``search`` holds ``search``'s trigrams in order
-        (FTS5 folds case beyond ASCII: a superset of what ``LIKE`` then keeps)."""
-        phrase = '"' + search.replace('"', '""') + '"'
-        found: Any = sa.select(sa.literal_column("rowid")).select_from(
-            sa.table("ledger_agents_fts")
-        )
-        return found.where(sa.text("ledger_agents_fts MATCH :phrase").bindparams(phrase=phrase))
 
     @functools.cached_property
     def _fts(self) -> bool:
@@ -389,26 +368,22 @@ class Ledger:
         """How many agents ``search`` finds (see :meth:`agents_from`), counted up to
         ``cap + 1`` at most: a count of every match would cost O(matches). Over ``cap``,
         the caller pages with ``dense``."""
-        return len(self._found(search, cap))
+        with self._read() as connection:
+            return len(self._found(connection, search, cap))
 
-    def _found(self, search: str, cap: int) -> list[str]:
+    def _found(self, connection: Connection, search: str, cap: int) -> list[str]:
         """The card URLs of up to ``cap + 1`` agents ``search`` finds, in no order: one
         scan of the search index (D-STORE-17), whose answer both counts the matches and,
         under the cap, names the agents a page is read from."""
-        with self._read() as connection:
-            prefilter = True
-            if self._trigrams(search):
-                # The trigram index's candidates first, as it yields them: over the cap,
-                # the matches are many, and a walk of the card URL index finds the cap
-                # soonest.
-                candidates = self._candidates(search).limit(cap + 1).subquery()
-                counted = connection.execute(
-                    sa.select(sa.func.count()).select_from(candidates)
-                ).scalar_one()
-                prefilter = int(counted) <= cap
-            where = self._search(search, prefilter=prefilter)
-            found = sa.select(agents_table.c.card_url).where(where).limit(cap + 1)
-            return list(connection.execute(found).scalars())
+        prefilter = True
+        if self._trigrams(search):
+            # The trigram index's candidates first, as it yields them: over the cap,
+            # the matches are many, and a walk of the card URL index finds the cap
+            # soonest.
+            bound = {"phrase": phrase(search), "cap": cap + 1}
+            prefilter = int(connection.execute(count_candidates(), bound).scalar_one()) <= cap
+        choose, values = self._search(search, prefilter=prefilter)
+        return list(connection.execute(found_query(choose), {**values, "cap": cap + 1}).scalars())
 
     def search_page(
         self,
@@ -418,33 +393,23 @@ class Ledger:
         *,
         after: str | None = None,
         before: str | None = None,
-    ) -> tuple[int, list[AgentSummary]]:
+    ) -> tuple[int, list[AgentLine]]:
         """How many agents ``search`` finds (up to ``cap + 1``, as :meth:`matching`) and
         a page of them (as :meth:`agents_from`), from one scan of the search index: under
         the cap the page is read by card URL from the agents that scan named, so the
         index is not walked twice; over it, by walking the card URL index (``dense``)."""
-        found = self._found(search, cap)
-        if len(found) > cap:
-            page = self.agents_from(limit, search, after=after, before=before, dense=True)
-            return len(found), page
-        if not found:
-            return 0, []
-        url = agents_table.c.card_url
-        query = sa.select(url).select_from(agents_table).where(url.in_(found))
-        return len(found), self._page(query, limit, after, before)
-
-    def _page(
-        self, query: Any, limit: int, after: str | None, before: str | None
-    ) -> list[AgentSummary]:
-        """Up to ``limit`` of ``query``'s agents by card URL: the first after ``after``
-        or the last before ``before`` (keyset paging, D-WEB-22), in card URL order."""
-        url = agents_table.c.card_url
-        if after is not None:
-            query = query.where(url > after)
-        if before is not None:
-            query = query.where(url < before)
-        query = query.order_by(url.desc() if before is not None and after is None else url)
-        return self._summaries(query.limit(limit), bodies=False)
+        with self._read() as connection:
+            found = self._found(connection, search, cap)
+            values: dict[str, Any]
+            if len(found) > cap:
+                choose, values = self._search(search, prefilter=False)
+            elif found:
+                choose, values = "among", {"among": found}
+            else:
+                return 0, []
+            return len(found), read_lines(
+                connection, choose, limit, after=after, before=before, values=values
+            )
 
     def agents_from(
         self,
@@ -454,23 +419,24 @@ class Ledger:
         after: str | None = None,
         before: str | None = None,
         dense: bool = False,
-    ) -> list[AgentSummary]:
-        """Up to ``limit`` agents by card URL (never by outcome: interview §9), read from
-        the summary kept at write time: the first ones after the card URL ``after``, or
-        the last ones before ``before`` (keyset paging, D-WEB-22: O(page) wherever the
-        page starts), in card URL order either way. ``search``: only agents whose card
-        URL or latest ``agent.name`` holds it (case folded). ``dense``: the caller knows
-        the search matches many agents (:meth:`matching` over its cap): walking the
-        card URL index then finds a page sooner than the trigram index would.
+    ) -> list[AgentLine]:
+        """Up to ``limit`` agents' lines by card URL (never by outcome: interview §9),
+        read from the summary kept at write time: the first ones after the card URL
+        ``after``, or the last ones before ``before`` (keyset paging, D-WEB-22: O(page)
+        wherever the page starts), in card URL order either way. ``search``: only agents
+        whose card URL or latest ``agent.name`` holds it (case folded). ``dense``: the
+        caller knows the search matches many agents (:meth:`matching` over its cap):
+        walking the card URL index then finds a page sooner than the trigram index would.
 
-        Each summary's ``latest`` carries the columns kept at write time, its ``body``
-        empty (read only for a row without them): a list, not the record shown in
-        full (:meth:`summary` and :meth:`get` read the bytes)."""
-        url = agents_table.c.card_url
-        query = sa.select(url).select_from(agents_table)
+        Each line's ``latest`` is a :class:`ListedRecord`: the columns kept at write
+        time, not the record shown in full (:meth:`summary` and :meth:`get` read the
+        bytes)."""
+        choose: Filter = "none"
+        values: dict[str, str] = {}
         if search:
-            query = query.where(self._search(search, prefilter=not dense))
-        return self._page(query, limit, after, before)
+            choose, values = self._search(search, prefilter=not dense)
+        with self._read() as connection:
+            return read_lines(connection, choose, limit, after=after, before=before, values=values)
 
     def totals(self) -> Totals:
         """Neutral totals: agents, results, evidence (claims are the rest)."""
@@ -493,20 +459,14 @@ class Ledger:
         )  # fmt: skip
         return found[0] if found else None
 
-    def history_page(self, card_url: str, offset: int, limit: int) -> list[StoredRecord]:
-        """A page of the agent's records, newest first (by ``finished_at``, then as
-        stored), read from the store's index: O(page)."""
+    def history_page(self, card_url: str, offset: int, limit: int) -> list[ListedRecord]:
+        """A page of the agent's records as list lines (:class:`ListedRecord`: the
+        columns kept at write time, no bytes), newest first (by ``finished_at``, then
+        as stored), read from the store's index: O(page)."""
         if not holdable(card_url):
             return []
-        query = (
-            sa.select(records)
-            .where(records.c.card_url == card_url)
-            .order_by(records.c.finished_at.desc(), records.c.id.desc())
-            .offset(offset)
-            .limit(limit)
-        )
         with self._read() as connection:
-            return [self._stored(row) for row in connection.execute(query)]
+            return read_history(connection, card_url, offset, limit)
 
     def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
         """The agent's newest records whose ``standing`` column says evidence (at most

@@ -1,5 +1,5 @@
-"""What the store hands out: a stored record, an agent's summary, a runner seen, the
-neutral totals. Plain values; the store (:mod:`.ledger`) makes them from its rows."""
+"""What the store hands out: a stored record, an agent's summary, a line of the index,
+a runner seen, the neutral totals. Plain values; the store makes them from its rows."""
 
 from __future__ import annotations
 
@@ -79,6 +79,48 @@ class AgentSummary:
     latest: StoredRecord
     count: int
     evidence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ListedRecord:
+    """A record as a list line shows it: the columns kept at write time, no bytes
+    (``body`` is empty unless those columns are missing: a row from before migration
+    0005's refresh, whose line is then made from its bytes). Times are aware UTC
+    datetimes. A record shown in full is a :class:`StoredRecord`."""
+
+    id: int
+    digest: str
+    card_url: str
+    outcome: str
+    party: str
+    runner_name: str
+    runner_key: str | None
+    signature: str
+    standing_reason: str | None
+    card_signature: str | None
+    card_reading: str | None
+    agent_name: str | None
+    started_at: datetime
+    finished_at: datetime
+    body: bytes = field(repr=False)
+
+    @property
+    def document(self) -> JSONObject:
+        """The bytes parsed (only a line without its columns carries any)."""
+        value = loads(self.body) if self.body else {}
+        assert isinstance(value, dict)  # stored only after the same check
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLine:
+    """An agent as a line of the index: its card URL, its latest record as a list shows
+    it, how many results it has and how many were evidence when stored."""
+
+    card_url: str
+    latest: ListedRecord
+    count: int
+    evidence: int
 
 
 @dataclass(frozen=True, slots=True)
