@@ -350,6 +350,41 @@ def test_a_second_ctrl_c_stops_a_busy_worker_at_once(postgres_server: Server) ->
     assert [j.status for j in _jobs(store)] == ["todo"]  # its job is back in the queue
 
 
+def test_a_worker_run_from_python_on_a_thread_stops_when_its_task_is_cancelled(
+    postgres_server: Server,
+) -> None:
+    # D-STORE-19 from the library's side: signals reach only the main thread, so on
+    # another run_worker takes none, and whoever runs it stops it by cancelling its
+    # task, as before: procrastinate's graceful stop, then CancelledError.
+    import asyncio
+    import threading
+
+    from a2a_interview.ledger.jobs import WorkerSettings, run_worker
+
+    store = postgres_server.database()
+    outcome: list[str] = []
+
+    async def verifier(url: str) -> bytes:
+        raise AssertionError("no job is queued")
+
+    async def run(ledger: Ledger) -> None:
+        task = asyncio.create_task(run_worker(ledger, WorkerSettings(verifier=verifier)))
+        while await asyncio.to_thread(_count, store, "procrastinate_workers") != 1:
+            await asyncio.sleep(0.1)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+
+    with Ledger.open(store) as ledger:
+        thread = threading.Thread(target=lambda: asyncio.run(run(ledger)))
+        thread.start()
+        thread.join(60)
+    assert not thread.is_alive() and outcome == ["cancelled"]
+    assert _count(store, "procrastinate_workers") == 0  # it unregistered: a graceful stop
+
+
 def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:
     # issue 13 finding 8: workers printed full tracebacks while PostgreSQL restarted
     # (they recovered). Now: one line when the store goes, one when it is back.

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -295,6 +296,9 @@ def _stopped_by_signals() -> Iterator[_Stop]:
     them until this is entered: see ``cli/ledger.py``)."""
     loop = asyncio.get_running_loop()
     stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signals reach only the main thread: the caller stops the worker
+        return
     for sig in _STOPPING:
         loop.add_signal_handler(sig, stop)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
@@ -340,6 +344,17 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
             raise
 
 
+async def _at_once() -> None:
+    """A second signal: the jobs' tasks are cancelled too, while the app is still open,
+    so that each puts its job back in the queue (once the app had closed, each failed
+    to, with a traceback on the way out)."""
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in others:
+        task.cancel()
+    if others:
+        await asyncio.wait(others, timeout=HARD_STOP_WAIT)
+
+
 async def _work(
     app: procrastinate.App, settings: WorkerSettings, options: Any, outage: _Outage, stop: _Stop
 ) -> None:
@@ -358,18 +373,18 @@ async def _work(
                             await app.job_manager.retry_job(job)
             worker = asyncio.create_task(app.run_worker_async(**options))
             stop.watch(worker)
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker  # cancelled by the first signal: stopped gracefully
-            if stop.signals > 1:
-                # At once: the jobs' tasks too, while the app is open, so that each
-                # puts its job back in the queue (closed, they failed to, with a
-                # traceback on the way out).
-                others = asyncio.all_tasks() - {asyncio.current_task()}
-                for task in others:
-                    task.cancel()
-                if others:
-                    await asyncio.wait(others, timeout=HARD_STOP_WAIT)
-                raise asyncio.CancelledError
+            try:
+                await worker
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is None or not current.cancelling():
+                    return  # the first signal cancelled the worker: it stopped gracefully
+                if stop.signals > 1:
+                    await _at_once()
+                else:  # cancelled by whoever runs this: procrastinate's graceful stop
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await worker
+                raise
         finally:
             recovering.cancel()
             with contextlib.suppress(asyncio.CancelledError):
