@@ -30,12 +30,19 @@ ROW_CACHE: Final = 4096
 CELL_CACHE: Final = 4096
 
 # The result cells of a list line, each drawn by the macro of its name in macros.html,
-# and the fields of a display row that macro reads: nothing of the agent or of when it
-# ran. tests/test_ledger_memo.py holds the macros to these lists.
+# and the fields of a display row that macro reads (dotted: a member of a member):
+# nothing of the agent or of when it ran. tests/test_ledger_memo.py holds the macros
+# to these lists.
 CELL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "outcome": ("outcome_label", "outcome_meaning", "tone"),
-    "ran_by": ("party_label", "runner", "runner_name"),
-    "standing": ("standing", "runner", "standing_why"),
+    "ran_by": (
+        "party_label",
+        "runner.listed",
+        "runner.listed_name",
+        "runner.fingerprint",
+        "runner_name",
+    ),
+    "standing": ("standing", "runner.listed", "standing_why"),
     "card_sig": ("card_signature", "card_reading"),
 }
 
