@@ -777,22 +777,8 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
     ledger: Ledger, tmp_path: Path
 ) -> None:
     import signal
-    import subprocess
-    import sys
 
-    store = f"sqlite:///{tmp_path / 'served.db'}"
-    with Ledger.open(store) as fresh:
-        fresh.add(ledger.agents()[0].latest.body)
-    command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
-    proc = subprocess.Popen(
-        [*command, "ledger", "serve", "--store", store, "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        first = proc.stdout.readline()
-        assert first.startswith("ledger page at http://127.0.0.1:"), first
-        origin = first.split()[3].rstrip("/")
+    with _serve_workers(ledger, tmp_path, None) as (proc, origin):
         response = httpx.get(origin + "/api/agents", timeout=10)
         assert response.status_code == 200
         assert len(response.json()["agents"]) == 1
@@ -800,17 +786,15 @@ def test_ledger_serve_serves_on_loopback_and_stops_on_ctrl_c(
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0
         assert "Traceback" not in proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
 
 
 @contextmanager
-def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> Iterator[tuple[Any, str]]:
-    """``ledger serve --workers N`` as a process over a store holding one of
-    ``ledger``'s records: the process and its origin, once it says it listens; killed
-    on the way out if a test left it running."""
+def _serve_workers(
+    ledger: Ledger, tmp_path: Path, workers: int | None
+) -> Iterator[tuple[Any, str]]:
+    """``ledger serve --workers N`` (``None``: the command's default) as a process over
+    a store holding one of ``ledger``'s records: the process and its origin, once it
+    says it listens; killed on the way out if a test left it running."""
     import subprocess
     import sys
 
@@ -820,7 +804,7 @@ def _serve_workers(ledger: Ledger, tmp_path: Path, workers: int) -> Iterator[tup
     command = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
     proc = subprocess.Popen(
         [*command, "ledger", "serve", "--store", store, "--port", "0",
-         "--workers", str(workers)],
+         *([] if workers is None else ["--workers", str(workers)])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -337,7 +337,6 @@ class _Pages:
         # without the interview is not ranked below one with it (interview §9 rule 2).
         # Keyset paging (D-WEB-22): a page costs O(page) wherever it starts.
         limit = at.per_page
-        total = self._totals().agents
         more = False
         # One more than shown says whether there is a page beyond.
         if at.search:
@@ -347,6 +346,7 @@ class _Pages:
             more = total > MATCH_CAP
             total = min(total, MATCH_CAP)
         else:
+            total = self._totals().agents
             shown = self.ledger.agents_from(limit + 1, after=at.after, before=at.before)
         backwards = at.before is not None
         beyond = len(shown) > limit
