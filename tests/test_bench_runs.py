@@ -20,20 +20,23 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHES = sorted(path.name for path in (ROOT / "bench").glob("*.py"))
 
 
-def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run(*args: str, timeout: float = 300, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "A2A_INTERVIEW_STORE"}
     return subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
         env=env,
     )  # fmt: skip
 
 
 @pytest.mark.parametrize("bench", BENCHES)
-def test_every_bench_teaches_its_use(bench: str) -> None:
-    done = run(f"bench/{bench}", "--help", timeout=120)
+def test_every_bench_teaches_its_use(bench: str, tmp_path: Path) -> None:
+    # From an empty folder, which stays empty: a bench that took --help for a store's
+    # path once left a SQLite file named "--help" in the repository.
+    done = run(str(ROOT / "bench" / bench), "--help", timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("usage: "), done.stdout[:200]
     assert done.stderr == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_ledger_page_bench_runs_at_its_smallest() -> None:
