@@ -30,7 +30,9 @@ never serves terms that did not verify.
 The card must declare the interview (not required: true), or run with --declare: the card is
 then served with the declaration added and its interface URLs (and proposal URLs on the
 agent's own origin) moved to --public-url. A signed card so changed is re-signed with
---card-key and --kid, or the proxy refuses to start. Without --declare, interfaces that do
+--card-key and --kid, or the proxy refuses to start; the re-signed card names in its jku
+the proxy's own JWKS (served at /.well-known/a2a-interview-proxy-jwks.json), or --jku.
+A card whose signatures list is empty is unsigned. Without --declare, interfaces that do
 not point at --public-url are a warning: card-driven clients would bypass the proxy.
 
 Proposals whose URL is on --public-url are read from the agent at the same path (what a
@@ -166,6 +168,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if args.card_key is not None:
         options.update(_card_key(args.card_key))
         options["card_kid"] = args.kid
+    if args.jku is not None:
+        if args.card_key is None:
+            raise UsageError("--jku names the key of a card --card-key re-signs: add --card-key")
+        options["card_jku"] = _http_url("--jku", args.jku)
     proposals: dict[str, bytes] = {}
     for item in args.proposal or ():
         url, sep, path = item.rpartition("=")  # a URL's query may hold "=", a path rarely
@@ -338,6 +344,12 @@ def register(sub: Any) -> None:
         "JWK's alg when it names one, as card sign signs)",
     )
     p.add_argument("--kid", metavar="KID", help="the key id of --card-key's signature")
+    p.add_argument(
+        "--jku",
+        metavar="URL",
+        help="the jku a re-signed card names (default: the proxy's own JWKS, served at "
+        "/.well-known/a2a-interview-proxy-jwks.json on --public-url)",
+    )
     p.add_argument(
         "--proposal",
         action="append",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .. import rpc
@@ -132,6 +132,21 @@ def interface_paths(card: Any, binding: str) -> list[str]:
     return paths
 
 
+# PROFILE §7 (docs/decisions.md D-PROXY-6, D-SERVE-25): what the serving layers say at
+# start of a card that declares the interview on no interface able to carry it, in the
+# verifier's terms.
+NO_INTERFACE: Final = (
+    "no JSONRPC or HTTP+JSON interface to serve the interview on (gRPC cannot carry it); "
+    "verify reports such a card non_conformant (declaration: no_interface)"
+)
+
+
+def carries_interview(card: Any) -> bool:
+    """Whether ``card`` has an interface able to carry the interview: a ``JSONRPC`` or
+    ``HTTP+JSON`` one whose URL names a path (PROFILE §3b, §7)."""
+    return bool(interface_paths(card, "JSONRPC") or interface_paths(card, "HTTP+JSON"))
+
+
 class _Routes:
     """The paths an interview answers on, derived once per card."""
 
@@ -146,8 +161,8 @@ class _Routes:
         self.rpc = frozenset(rpc.path_key(p) for p in paths)
         bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
         self.rest = rest_prefixes(bases)
-        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
 
 
 def rest_prefixes(bases: Any) -> tuple[tuple[str, ...], ...]:

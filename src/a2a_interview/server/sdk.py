@@ -74,15 +74,18 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .. import rpc
 from ..declarations import Declarations, Fetch, build
+from ..errors import DeclarationError
 from ..projection import Interview
 from ..spec import INTERVIEW_URI, MAX_JUDGED_BYTES
 from .asgi import (
+    NO_INTERFACE,
     ClientKey,
     Receive,
     Replies,
     Scope,
     Send,
     activation,
+    carries_interview,
     if_none_match,
     interface_paths,
     judge_jsonrpc,
@@ -232,8 +235,8 @@ class _Serving:
 
     def __post_init__(self) -> None:
         self.replies = Replies(self.interview)
-        self.versions = rpc.declared_versions(self.interview.card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(self.interview.card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(self.interview.card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(self.interview.card, "HTTP+JSON")
 
     async def send(
         self, scope: Scope, send: Send, reply: rpc.Reply, act: rpc.Activation, *,
@@ -447,7 +450,9 @@ def interview_routes(
     Returns :class:`InterviewRoutes`.
 
     Raises ``DeclarationError`` when the served card does not declare the interview,
-    declares it with ``required: true``, is not a card the answers can be built from, or a
+    declares it with ``required: true``, has no ``JSONRPC`` or ``HTTP+JSON`` interface to
+    carry it (gRPC only: PROFILE §7, ``no_interface``), is not a card the answers can be
+    built from, or a
     terms entry's proposal fails verification (PROFILE §2.4: the agent must not start);
     ``CanonicalizationError`` when a card value has no RFC 8785 form (a NaN in a
     ``Struct``). Exceptions raised by a ``proposals`` callable propagate.
@@ -455,6 +460,8 @@ def interview_routes(
     card = served_card(agent_card)
     fetch: Mapping[str, bytes] | Fetch = {} if proposals is None else proposals
     declarations = build(card, fetch)
+    if not carries_interview(card):  # PROFILE §7: refused at start, as verify judges it
+        raise DeclarationError(f"the agent card has {NO_INTERFACE}")
     serving = _Serving(declarations.interview, limiter, client_key, max_body)
 
     rpc_paths = [

@@ -12,6 +12,8 @@ one of:
   percent-encoding) or a batch naming the namespace: answered or refused here, never
   passed on;
 - a local copy of a proposal (``proposals`` on the public origin);
+- the re-signing key's public JWKS at ``PROXY_JWKS_PATH`` (PROFILE §6.7), when the proxy
+  re-signs;
 - anything else: passed on by :func:`~.passthrough.forward`.
 """
 
@@ -40,7 +42,13 @@ from ..lifecycle import LiveDeclarations
 from .fetch import Fetched, ProxyError, fetch
 from .headers import CARD_REQUEST_DROPPED, plain, request_headers, served_headers, trusted_peers
 from .passthrough import forward
-from .upstream import MAX_VARIANTS, VERSION_HEADER, Upstream, UpstreamDeclarations
+from .upstream import (
+    MAX_VARIANTS,
+    PROXY_JWKS_PATH,
+    VERSION_HEADER,
+    Upstream,
+    UpstreamDeclarations,
+)
 
 # RFC 9110 §15.4.5: a 304 carries the validators and caching fields, not the content's.
 _NOT_IN_304: Final = frozenset({b"content-type", b"content-length"})
@@ -62,8 +70,8 @@ class _Routes:
         self.rpc = frozenset(rpc.path_key(p) for p in interface_paths(card, "JSONRPC"))
         self.rest = rest_prefixes(interface_paths(card, "HTTP+JSON"))
         self.card = rpc.path_key(card_path)
-        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
 
 
 class Front:
@@ -80,6 +88,9 @@ class Front:
         for url, body in source.options.proposals.items():
             if source.on_public_origin(url):
                 self.local[rpc.path_key(urlsplit(url).path)] = body
+        # PROFILE §6.7: the re-signing key's public JWKS, on the proxy's own origin.
+        self.jwks = source.jwks()
+        self.jwks_key = rpc.path_key(PROXY_JWKS_PATH)
 
     def routes(self, declarations: Declarations) -> _Routes:
         found = self._routes.get(id(declarations))
@@ -108,6 +119,15 @@ class Front:
         default = self.source.variants[""].declarations
         if method in ("GET", "HEAD") and key == self.routes(default).card:
             await self._card(scope, send)
+            return
+        if method in ("GET", "HEAD") and key == self.jwks_key and self.jwks is not None:
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/jwk-set+json"),
+                (b"content-length", str(len(self.jwks)).encode()),
+                (b"cache-control", b"max-age=300"),
+            ]})  # fmt: skip
+            await send({"type": "http.response.body",
+                        "body": b"" if method == "HEAD" else self.jwks})  # fmt: skip
             return
         body = await self._read_body(scope, receive, send)
         if body is None:

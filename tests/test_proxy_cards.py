@@ -1,0 +1,157 @@
+"""The cards the proxy serves with ``--declare``: what "signed" means, where the re-signing
+key is, the extended card, and cards it cannot serve (PROFILE §6.7, §7).
+
+The upstream is the recording ASGI app of ``test_proxy_wire`` on a real loopback socket;
+the proxy is built and served as ``run`` serves it; the verifier runs in process.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_interview import reference
+from a2a_interview.cardsig import (
+    generate_key,
+    is_signed,
+    public_jwk,
+    sign_card,
+    verify_card,
+)
+from a2a_interview.ijson import loads
+from a2a_interview.server.proxy.upstream import PROXY_JWKS_PATH
+from a2a_interview.spec import INTERVIEW_URI
+from a2a_interview.verifier import verify
+from test_proxy import free_socket, proxy_running, upstream_running
+from test_proxy_wire import CARD, _signed_undeclared, _undeclared, recorder
+
+
+def _js_default(origin: str) -> dict[str, Any]:
+    """The card as a stock ``@a2a-js/sdk`` agent serves it when nobody signs it: its
+    ``AgentCard`` type requires ``signatures``, so the member is there, an empty list."""
+    return {**_undeclared(origin), "signatures": []}
+
+
+def _protected(card: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in card["signatures"]:
+        padded = item["protected"] + "=" * (-len(item["protected"]) % 4)
+        out.append(json.loads(base64.urlsafe_b64decode(padded)))
+    return out
+
+
+# ---------------------------------------------------------------- one reading of "signed"
+
+
+@pytest.mark.parametrize(
+    ("card", "signed"),
+    [
+        ({}, False),
+        ({"signatures": []}, False),
+        ({"signatures": [{"protected": "e30", "signature": "AA"}]}, True),
+        ({"signatures": None}, True),  # claimed and malformed: invalid, never unsigned
+        ({"signatures": {}}, True),
+        ([], False),
+    ],
+)
+def test_signed_means_a_signatures_member_that_is_not_an_empty_list(
+    card: Any, signed: bool
+) -> None:
+    # PROFILE §6.7: one rule, read by the verifier's status as by the proxy and the signer.
+    assert is_signed(card) is signed
+    if isinstance(card, dict):
+        status = verify_card(card, []).status
+        assert (status == "unsigned") is (not signed)
+
+
+def test_signing_a_card_with_an_empty_signatures_list_adds_only_the_new_signature() -> None:
+    # PROFILE §6.7: `card sign` on an a2a-js card signs it as it signs an unsigned one.
+    key = generate_key("EdDSA")
+    card = _js_default("https://agent.example")
+    signed = sign_card(card, key, kid="k1")
+    plain = sign_card({k: v for k, v in card.items() if k != "signatures"}, key, kid="k1")
+    assert signed == plain
+    assert verify_card(signed, [public_jwk(key, "k1")]).status == "verified"
+
+
+@pytest.mark.anyio
+async def test_declare_serves_an_a2a_js_default_card_without_asking_for_a_key() -> None:
+    # PROFILE §6.7: `"signatures": []` is unsigned; --declare used to refuse it ("give
+    # --card-key KEY --kid KID to re-sign it"), exit 3 in front of every stock JS agent.
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        recorder(_js_default) as up,
+        proxy_running(up.origin, sock, poll=0, public_url=public, declare=True) as proxy,
+    ):
+        served = loads(httpx.get(proxy.origin + CARD).content)
+        record = (await verify(proxy.origin, churn_delay=0)).to_json()
+    assert isinstance(served, dict) and served["signatures"] == []
+    assert {"uri": INTERVIEW_URI} in served["capabilities"]["extensions"]
+    assert record["agent"]["card_signature"]["status"] == "unsigned"
+    # The recorder answers 200 to anything, so only the card's checks are this test's.
+    about_the_card = {"card_fetch", "card_signature", "declaration", "projection"}
+    assert [c for c in record["runs"][0]["conflicts"] if c["check"] in about_the_card] == []
+
+
+# ---------------------------------------------------------------- the re-signing key
+
+
+def _running_resigned(up: Any, key: Any, **extra: Any) -> Any:
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return proxy_running(up.origin, sock, poll=0, public_url=public, declare=True,
+                         card_key=key, card_kid="proxy-1", **extra)  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_a_re_signed_card_names_the_proxys_jwks_and_verifies_with_no_pinned_key() -> None:
+    # PROFILE §6.7: re-signing dropped the jku, so `verify --require-signature` of an
+    # honest agent behind the proxy was key_unavailable, a persistent conflict.
+    key = generate_key("ES256")
+    with upstream_running(_signed_undeclared) as up, _running_resigned(up, key) as proxy:
+        served = loads(httpx.get(proxy.origin + CARD).content)
+        jwks = httpx.get(proxy.origin + PROXY_JWKS_PATH)
+        head = httpx.head(proxy.origin + PROXY_JWKS_PATH)
+        record = (await verify(proxy.origin, churn_delay=0, require_signature=True)).to_json()
+    assert isinstance(served, dict)
+    assert [h.get("jku") for h in _protected(served)] == [proxy.origin + PROXY_JWKS_PATH]
+    assert jwks.status_code == 200 and jwks.json() == {"keys": [public_jwk(key, "proxy-1")]}
+    assert head.status_code == 200 and head.content == b""
+    assert record["outcome"] == "consistent", record["runs"][0]["conflicts"]
+    signature = record["agent"]["card_signature"]
+    assert signature["status"] == "verified"
+
+
+def test_jku_given_is_the_one_the_re_signed_card_names() -> None:
+    # PROFILE §6.7: "unless the user gives another jku" (proxy --jku URL).
+    key = generate_key("EdDSA")
+    elsewhere = "https://keys.example/agent/jwks.json"
+    with (
+        recorder(_signed_undeclared) as up,
+        _running_resigned(up, key, card_jku=elsewhere) as proxy,
+    ):
+        served = loads(httpx.get(proxy.origin + CARD).content)
+    assert isinstance(served, dict)
+    assert [h.get("jku") for h in _protected(served)] == [elsewhere]
+    assert verify_card(served, [public_jwk(key, "proxy-1")]).status == "verified"
+
+
+def test_no_jwks_is_served_when_the_proxy_re_signs_nothing() -> None:
+    # The path is the proxy's only with a re-signing key; else it is upstream's.
+    with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
+        got = httpx.get(proxy.origin + PROXY_JWKS_PATH)
+    assert PROXY_JWKS_PATH.encode() in got.content  # the recorder's own echo of the target
+    assert "keys" not in got.json()
+
+
+def test_the_signed_reference_card_keeps_its_own_jku_shape() -> None:
+    # The fixture the tests above re-sign is signed, and names no jku of its own.
+    card = _signed_undeclared("http://127.0.0.1:1")
+    assert is_signed(card)
+    assert all("jku" not in h for h in _protected(card))
+    assert reference.signed_card("http://127.0.0.1:1", jku=False)["signatures"]
