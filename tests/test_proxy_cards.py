@@ -155,3 +155,69 @@ def test_the_signed_reference_card_keeps_its_own_jku_shape() -> None:
     assert is_signed(card)
     assert all("jku" not in h for h in _protected(card))
     assert reference.signed_card("http://127.0.0.1:1", jku=False)["signatures"]
+
+
+# ---------------------------------------------------------------- gRPC
+
+
+def _grpc_only(origin: str) -> dict[str, Any]:
+    card = reference.unsigned_card(origin)
+    card["supportedInterfaces"] = [
+        {"url": "http://127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    ]
+    return card
+
+
+def _grpc_and_jsonrpc(origin: str) -> dict[str, Any]:
+    card = _undeclared(origin)
+    card["supportedInterfaces"].append(
+        {"url": "http://127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    )
+    return card
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("declare", [False, True])
+async def test_a_grpc_only_card_is_refused_at_start_in_the_verifiers_terms(declare: bool) -> None:
+    # PROFILE §7: the interview declared on no interface able to carry it is what verify
+    # reports as non_conformant (declaration: no_interface); the proxy says the same.
+    from a2a_interview.server.proxy import ProxyError, build_proxy
+
+    with recorder(_grpc_only) as up, pytest.raises(ProxyError) as caught:
+        await build_proxy(up.origin, declare=declare, public_url="http://127.0.0.1:1")
+    assert "no JSONRPC or HTTP+JSON interface" in str(caught.value)
+    assert "(declaration: no_interface)" in str(caught.value)
+
+
+def test_a_grpc_only_card_is_one_line_and_exit_3_from_the_command() -> None:
+    from test_proxy_cli import _free_port, _refusal
+
+    with recorder(_grpc_only) as up:
+        line = _refusal("--upstream", up.origin, "--port", str(_free_port()), "--declare")
+    assert line.endswith("(declaration: no_interface) [proxy]")
+
+
+def test_declare_leaves_a_grpc_interface_alone_and_never_advises_declare(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # PROFILE §3b, §7: a gRPC+JSON-RPC card is served, the interview on JSON-RPC. The
+    # proxy told a gRPC interface "run with --declare" while running with --declare.
+    import logging
+
+    caplog.set_level(logging.INFO, logger="a2a_interview.proxy")
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        recorder(_grpc_and_jsonrpc) as up,
+        proxy_running(up.origin, sock, poll=0, public_url=public, declare=True) as proxy,
+    ):
+        served = loads(httpx.get(proxy.origin + CARD).content)
+        answer = proxy.rpc("interview/identity")
+    assert isinstance(served, dict)
+    urls = [(i["protocolBinding"], i["url"]) for i in served["supportedInterfaces"]]
+    assert ("GRPC", "http://127.0.0.1:50051") in urls
+    assert ("JSONRPC", public + "/a2a/jsonrpc") in urls
+    assert answer.json()["result"]["question"] == "identity"
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if "--declare" in m], said
+    assert any("gRPC interface http://127.0.0.1:50051 is not proxied" in m for m in said), said

@@ -202,3 +202,34 @@ def test_the_proxy_keeps_the_negotiation_of_a_1_0_host() -> None:
             got = proxy.http.post("/a2a/jsonrpc", content=BODY, headers=_headers(version))
             assert _answered_rpc(got) is (version == "1.0"), version
             assert json.loads(got.content)["id"] == 7
+
+
+# ---------------------------------------------------------------- gRPC only
+
+
+def test_interview_routes_refuse_a_grpc_only_card_at_start() -> None:
+    # PROFILE §7: the SDK integration says at start what verify would (no_interface).
+    from a2a_interview.errors import DeclarationError
+
+    card = _sdk_card("1.0")
+    del card.supported_interfaces[:]
+    card.supported_interfaces.add(
+        protocol_binding="GRPC", protocol_version="1.0", url="http://agent.test:50051"
+    )
+    handler = DefaultRequestHandler(demo.executor(), InMemoryTaskStore(), card)
+    jsonrpc = create_jsonrpc_routes(handler, rpc_url="/rpc")
+    with pytest.raises(DeclarationError) as caught:
+        interview_routes(card, jsonrpc_routes=jsonrpc)
+    assert "(declaration: no_interface)" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_interview_routes_serve_a_grpc_and_jsonrpc_card_on_jsonrpc() -> None:
+    card = _sdk_card("1.0")
+    card.supported_interfaces.add(
+        protocol_binding="GRPC", protocol_version="1.0", url="http://agent.test:50051"
+    )
+    async with _sdk(card) as c:
+        got = await c.post("/rpc", content=BODY, headers=_headers("1.0"))
+    assert _answered_rpc(got)
