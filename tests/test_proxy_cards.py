@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -221,3 +222,147 @@ def test_declare_leaves_a_grpc_interface_alone_and_never_advises_declare(
     said = [r.getMessage() for r in caplog.records]
     assert not [m for m in said if "--declare" in m], said
     assert any("gRPC interface http://127.0.0.1:50051 is not proxied" in m for m in said), said
+
+
+# ---------------------------------------------------------------- the extended card
+
+EXTRA_SKILL = {"id": "members-only", "name": "Members only", "description": "For clients "
+               "who signed in", "tags": ["private"]}  # fmt: skip
+
+
+def _extended_upstream(signed: bool, declared: bool = False) -> Any:
+    """A plain a2a-sdk agent offering an extended card (one skill more than the public
+    card), both naming the agent's own address; ``signed``: both signed by a key the
+    proxy does not have."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import (
+        create_agent_card_routes,
+        create_jsonrpc_routes,
+        create_rest_routes,
+    )
+    from a2a.server.tasks import InMemoryTaskStore
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from a2a_interview.server.sdk import agent_card_from_json
+    from test_proxy import Executor, Upstream
+
+    def build_app(origin: str) -> Any:
+        public = reference.unsigned_card(origin) if declared else _undeclared(origin)
+        public["capabilities"]["extendedAgentCard"] = True
+        public["supportedInterfaces"] += [  # the SDK's 0.3 layer needs a 0.3 interface
+            {
+                "url": origin + "/a2a/jsonrpc",
+                "protocolBinding": "JSONRPC",
+                "protocolVersion": "0.3",
+            },
+            {"url": origin + "/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
+        ]
+        extended = json.loads(json.dumps(public))
+        extended["skills"].append(EXTRA_SKILL)
+        if signed:
+            key = generate_key("EdDSA")
+            public, extended = (sign_card(c, key, kid="agent-1") for c in (public, extended))
+        card, more = agent_card_from_json(public), agent_card_from_json(extended)
+        handler = DefaultRequestHandler(
+            Executor(Upstream()), InMemoryTaskStore(), card, extended_agent_card=more
+        )
+        documents = {urlsplit(u).path: b for u, b in reference.proposals(origin).items()}
+
+        async def terms(request: Request) -> Response:
+            return Response(documents[request.url.path], media_type="application/json")
+
+        return Starlette(routes=[
+            *create_agent_card_routes(card),
+            *(Route(path, terms) for path in documents),
+            *create_jsonrpc_routes(handler, "/a2a/jsonrpc", enable_v0_3_compat=True),
+            *create_rest_routes(handler, path_prefix="/a2a/rest", enable_v0_3_compat=True),
+        ])  # fmt: skip
+
+    return build_app
+
+
+def _extended_calls(proxy: Any) -> dict[str, httpx.Response]:
+    v1 = {"A2A-Version": "1.0"}
+    call = {"jsonrpc": "2.0", "id": "x-1", "method": "GetExtendedAgentCard", "params": {}}
+    old = {"jsonrpc": "2.0", "id": 9, "method": "agent/getAuthenticatedExtendedCard"}
+    return {
+        "jsonrpc 1.0": proxy.http.post("/a2a/jsonrpc", json=call, headers=v1),
+        "jsonrpc 0.3": proxy.http.post("/a2a/jsonrpc", json=old),
+        "rest 1.0": proxy.http.get("/a2a/rest/extendedAgentCard", headers=v1),
+        "rest 0.3": proxy.http.get("/a2a/rest/v1/card"),
+    }
+
+
+def _card_of(name: str, response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, (name, response.text)
+    body = response.json()
+    card: dict[str, Any] = body["result"] if name.startswith("jsonrpc") else body
+    if name == "jsonrpc 1.0":
+        assert body["id"] == "x-1"
+    return card
+
+
+def test_declare_serves_the_extended_card_as_it_serves_the_public_card() -> None:
+    # PROFILE §7: GetExtendedAgentCard passed through untouched, naming upstream's own
+    # (internal) URLs and no interview declaration.
+    from servers import serve
+
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        serve(_extended_upstream(signed=False)) as origin,
+        proxy_running(origin, sock, poll=0, public_url=public, declare=True) as proxy,
+    ):
+        direct = httpx.get(origin + "/a2a/rest/extendedAgentCard", headers={"A2A-Version": "1.0"})
+        got = _extended_calls(proxy)
+    assert origin.encode() in direct.content  # what the proxy used to pass on
+    for name, response in got.items():
+        card = _card_of(name, response)
+        assert {"uri": INTERVIEW_URI} in card["capabilities"]["extensions"], name
+        assert origin not in json.dumps(card), name  # proposal URLs moved too
+        assert EXTRA_SKILL["id"] in [s["id"] for s in card["skills"]], name
+        if "supportedInterfaces" in card:
+            assert {i["url"] for i in card["supportedInterfaces"]} == {
+                public + "/a2a/jsonrpc",
+                public + "/a2a/rest",
+            }, name
+
+
+def test_declare_re_signs_the_extended_card_with_its_key_and_jku() -> None:
+    # PROFILE §7 "re-signed", PROFILE §6.7: the key the public card is re-signed with.
+    from servers import serve
+
+    key = generate_key("ES256")
+    sock = free_socket()
+    public = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with (
+        serve(_extended_upstream(signed=True)) as origin,
+        proxy_running(
+            origin, sock, poll=0, public_url=public, declare=True, card_key=key, card_kid="proxy-1"
+        ) as proxy,  # fmt: skip
+    ):
+        got = _extended_calls(proxy)
+    for name, response in got.items():
+        card = _card_of(name, response)
+        if "supportedInterfaces" not in card:
+            continue  # the 0.3 shape of the SDK's compatibility layer: signatures dropped
+        assert verify_card(card, [public_jwk(key, "proxy-1")]).status == "verified", name
+        assert {h["jku"] for h in _protected(card)} == {public + PROXY_JWKS_PATH}, name
+
+
+def test_without_declare_the_extended_card_passes_through() -> None:
+    # The proxy changes no card it was not told to: the extended card is upstream's.
+    from servers import serve
+
+    v1 = {"A2A-Version": "1.0"}
+    with (
+        serve(_extended_upstream(signed=False, declared=True)) as origin,
+        proxy_running(origin, poll=0) as proxy,
+    ):
+        direct = httpx.get(origin + "/a2a/rest/extendedAgentCard", headers=v1)
+        proxied = proxy.http.get("/a2a/rest/extendedAgentCard", headers=v1)
+    assert direct.status_code == 200 and EXTRA_SKILL["id"].encode() in direct.content
+    assert proxied.content == direct.content

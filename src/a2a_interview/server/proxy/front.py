@@ -11,6 +11,8 @@ one of:
 - an interview call in any spelling of its path (PROFILE §3.9: dot segments, ``//``,
   percent-encoding) or a batch naming the namespace: answered or refused here, never
   passed on;
+- with ``declare``, a request for the extended card: shaped as the public card is
+  (:mod:`.extended`, PROFILE §7);
 - a local copy of a proposal (``proposals`` on the public origin);
 - the re-signing key's public JWKS at ``PROXY_JWKS_PATH`` (PROFILE §6.7), when the proxy
   re-signs;
@@ -39,6 +41,7 @@ from ..asgi import (
     send_reply,
 )
 from ..lifecycle import LiveDeclarations
+from . import extended
 from .fetch import Fetched, ProxyError, fetch
 from .headers import CARD_REQUEST_DROPPED, plain, request_headers, served_headers, trusted_peers
 from .passthrough import forward
@@ -134,6 +137,8 @@ class Front:
             return
         if await self._interview(scope, send, segments, raw_path, body):
             return
+        if self.options.declare and await self._extended(scope, send, segments, raw_path, body):
+            return
         if method in ("GET", "HEAD"):
             local = self.local.get(key)
             if local is not None:
@@ -152,6 +157,29 @@ class Front:
         """Whether the peer may name other clients (``forwarded_allow_ips``)."""
         client = scope.get("client")
         return client is not None and self.trusts(str(client[0]))
+
+    async def _extended(
+        self, scope: Scope, send: Send, segments: tuple[str, ...], raw_path: bytes, body: bytes
+    ) -> bool:
+        """With ``declare``, a request for the extended card, answered shaped as the
+        public card is (PROFILE §7, :mod:`.extended`); whether it was one."""
+        method = scope["method"]
+        key = rpc.path_key(segments)
+        routes = [self.routes(v.declarations) for v in self.source.variants.values()]
+        if method == "POST" and any(key in r.rpc for r in routes):
+            request_id = extended.rpc_request(scope["headers"], body, self.options.max_body)
+            if request_id is extended.NOT_ONE:
+                return False
+        elif method in ("GET", "HEAD"):
+            bases = [prefix[:-1] for r in routes for prefix in r.rest]
+            if not extended.rest_request(bases, key):
+                return False
+            request_id = extended.NOT_ONE
+        else:
+            return False
+        await extended.serve(self.source, scope, send, raw_path=raw_path, body=body,
+                             trusted=self._trusted(scope), request_id=request_id)  # fmt: skip
+        return True
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, read before any upstream connection is taken (issue 8

@@ -248,7 +248,7 @@ class Upstream:
             return f"{who} answered {fetched.status}"
         return fetched.body
 
-    def _shape(self, card: dict[str, Any]) -> bool:
+    def shape(self, card: dict[str, Any]) -> bool:
         """Apply ``declare`` to ``card`` in place; whether anything changed."""
         public = self.options.public_url
         changed = False
@@ -342,14 +342,14 @@ class Upstream:
             raise DeclarationError(f"the upstream card is not strict I-JSON ({exc.code})") from None
         changed = False
         if self.options.declare:
-            changed = self._shape(card)
+            changed = self.shape(card)
         elif interview_entry(card) is None:
             raise DeclarationError(
                 "the upstream card does not declare the interview extension "
                 "(--declare serves it with the declaration added)"
             )
         if changed and is_signed(card):  # PROFILE §6.7: "signatures": [] is unsigned
-            card = await self._resign(card)
+            card = await self.resign(card)
         entries = [e for e in read_terms_entries(card) if e.url is not None]
         urls = sorted({e.url for e in entries if e.url is not None})
         bodies = await asyncio.gather(*(self._proposal(u) for u in urls))
@@ -391,7 +391,7 @@ class Upstream:
             changed=changed,
         )
 
-    async def _resign(self, card: dict[str, Any]) -> dict[str, Any]:
+    async def resign(self, card: dict[str, Any]) -> dict[str, Any]:
         key, kid = self.options.card_key, self.options.card_kid
         if key is None or kid is None:
             raise ProxyError(
