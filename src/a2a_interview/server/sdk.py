@@ -288,10 +288,16 @@ class _InterviewRoute(BaseRoute):
             ours = key in self.rpc
         elif key == self.card_url:
             return Match.FULL, {_MATCHED: (None, rpc.NOT_ACTIVATED)}
-        else:
+        elif method == "GET":
             raw = raw_target(scope)
-            question = rest_question(self.rest, segments, raw) if method == "GET" else None
+            question = rest_question(self.rest, segments, raw)
+            if question is None and scope.get("root_path"):
+                # Under a Mount the card's HTTP+JSON URLs name the whole path, the mount's
+                # prefix included (D-SERVE-26).
+                question = rest_question(self.rest, request_segments(scope), raw)
             ours = question is not None
+        else:
+            ours = False
         if ours:
             act = activation(scope)
             if act:
@@ -345,6 +351,10 @@ async def _route_again(scope: Scope, receive: Receive, send: Send) -> None:
     router = scope.get("router")
     scope[_PASSED] = True
     if router is not None:
+        # The application's router routes from the application's root: under a Mount,
+        # the root_path the Mount extended is put back first (D-SERVE-26).
+        if "app_root_path" in scope:
+            scope["root_path"] = scope["app_root_path"]
         await router(scope, receive, send)
         return
     # Routes used without a Starlette router: nothing else can take the request.
@@ -437,9 +447,11 @@ def interview_routes(
     ``create_rest_routes`` returned, kept as they are; the interview answers at the path
     of every ``Route`` of the first that accepts POST, in every spelling, and
     ``max_body`` (10 MiB) bounds what it reads of an activated body (past it, such a
-    request is refused: PROFILE §3.9). Use the routes at
-    the application's top level (not inside a ``Mount``): a request the interview's
-    route reads and finds not its own is routed again by the application's router.
+    request is refused: PROFILE §3.9). The routes work at the application's top level
+    and inside a Starlette ``Mount`` alike (D-SERVE-26): the card's interface URLs then
+    name the mount's prefix, the SDK's route paths do not, and a request the interview's
+    route reads and finds not its own is routed again by the application's router from
+    the application's root.
     ``proposals`` maps each proposal url the card's terms entries commit to onto its
     bytes (or is a callable ``url -> bytes | None``); they are verified once, here.
     ``limiter`` counts interview calls per ``client_key(scope)`` (the peer address by
