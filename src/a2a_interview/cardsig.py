@@ -139,12 +139,13 @@ _MAX_SIGNATURE_CHARS: Final = 2048  # RSA-8192 is 1366 characters
 
 
 def is_signed(card: Any) -> bool:
-    """Whether ``card`` claims a signature (PROFILE §6.7): it has a ``signatures`` member
-    that is not an empty list. ``"signatures": []`` (what every stock ``@a2a-js/sdk``
-    agent serves, its card type requiring the member) is an unsigned card, as is a card
-    without the member. The one rule for every part: the verifier's ``unsigned``
-    status, the signer and the proxy's re-signing all read it here. A member that is
-    present but not a list claims a signature (and does not verify: ``invalid``)."""
+    """Whether ``card`` claims a signature (PROFILE §6.7, docs/decisions.md D-VERIFY-40):
+    it has a ``signatures`` member that is not an empty list. ``"signatures": []`` (what
+    every stock ``@a2a-js/sdk`` agent serves, its card type requiring the member) is an
+    unsigned card, as is a card without the member. The one rule for every part: the
+    verifier's ``unsigned`` status, the signer and the proxy's re-signing all read it
+    here. A member that is present but not a list claims a signature (and does not
+    verify: ``invalid``)."""
     return isinstance(card, dict) and "signatures" in card and card["signatures"] != []
 
 

@@ -275,7 +275,8 @@ def declared_versions(card: Any, binding: str = "JSONRPC") -> frozenset[Version]
 
 
 def negotiated_versions(card: Any, binding: str = "JSONRPC") -> frozenset[Version]:
-    """The versions a layer in front of the host accepts on ``binding`` (PROFILE §3.10):
+    """The versions a layer in front of the host accepts on ``binding`` (PROFILE §3.10,
+    docs/decisions.md D-CORE-15):
     those the binding's interfaces declare (:func:`declared_versions`) when the host
     negotiates, that is when some interface of the card, on any binding, declares 1.0 or
     later; otherwise (a 0.3 host, which negotiates nothing) the empty set, under which

@@ -1,8 +1,9 @@
 """``a2a-interview proxy``: the interview in front of any A2A agent (PROFILE §9).
 
 Exit codes: 0 after a clean shutdown; 2 for bad arguments; 3 when the proxy refuses to
-start (the card does not declare the interview or declares it ``required: true``, a
-committed proposal fails verification, the upstream or the rate-limit store cannot be
+start (the card does not declare the interview or declares it ``required: true``, has
+no JSONRPC or HTTP+JSON interface to serve it on (``no_interface``), a committed proposal
+fails verification, the upstream or the rate-limit store cannot be
 reached, the port cannot be bound).
 """
 
@@ -34,6 +35,10 @@ agent's own origin) moved to --public-url. A signed card so changed is re-signed
 the proxy's own JWKS (served at /.well-known/a2a-interview-proxy-jwks.json), or --jku.
 A card whose signatures list is empty is unsigned. Without --declare, interfaces that do
 not point at --public-url are a warning: card-driven clients would bypass the proxy.
+
+With --declare the extended card (GetExtendedAgentCard, GET .../extendedAgentCard, and
+their 0.3 spellings) is served as the public card is. A card with no JSONRPC or HTTP+JSON
+interface (gRPC only) is refused: the interview has nowhere to be served.
 
 Proposals whose URL is on --public-url are read from the agent at the same path (what a
 client gets through the proxy); --proposal URL=FILE uses and serves a local copy instead.

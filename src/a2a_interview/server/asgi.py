@@ -228,6 +228,11 @@ async def send_reply(send: Send, reply: rpc.Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+# The Cache-Control of a card this package serves when none is given (docs/decisions.md
+# D-SERVE-27): what the A2A TCK's CARD-CACHE-001 looks for, a max-age.
+CARD_CACHE_CONTROL: Final = "public, max-age=60"
+
+
 async def send_document(
     scope: Scope,
     send: Send,
@@ -236,13 +241,17 @@ async def send_document(
     cache_control: bytes | None,
     *,
     content_type: bytes = b"application/json",
+    last_modified: bytes | None = None,
 ) -> None:
     """Answer a GET or HEAD for a document held as bytes: ``304`` when the request's
     ``If-None-Match`` matches ``etag`` (weak comparison), else ``200`` with the body.
-    ``Cache-Control`` is sent when ``cache_control`` is not ``None``."""
+    ``Cache-Control`` is sent when ``cache_control`` is not ``None``, ``Last-Modified``
+    when ``last_modified`` is not."""
     headers = [(b"etag", etag)]
     if cache_control is not None:
         headers.append((b"cache-control", cache_control))
+    if last_modified is not None:
+        headers.append((b"last-modified", last_modified))
     for name, value in scope["headers"]:
         if name == b"if-none-match" and if_none_match(value, etag):
             await send({"type": "http.response.start", "status": 304, "headers": headers})
@@ -281,7 +290,7 @@ class InterviewMiddleware:
         rpc_paths: Any = None,
         rest_paths: Any = None,
         max_body: int = MAX_JUDGED_BYTES,
-        cache_control: str = "public, max-age=60",
+        cache_control: str = CARD_CACHE_CONTROL,
         versions: Any = None,
     ) -> None:
         self.app = app

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 try:
@@ -78,6 +79,7 @@ from ..errors import DeclarationError
 from ..projection import Interview
 from ..spec import INTERVIEW_URI, MAX_JUDGED_BYTES
 from .asgi import (
+    CARD_CACHE_CONTROL,
     NO_INTERFACE,
     ClientKey,
     Receive,
@@ -266,6 +268,8 @@ class _InterviewRoute(BaseRoute):
         rest_bases: Sequence[str],
         card_url: str,
         cache_control: str | None,
+        *,
+        last_modified: str,
     ) -> None:
         self.serving = serving
         self.rpc = frozenset(rpc.path_key(p) for p in rpc_paths)
@@ -274,6 +278,7 @@ class _InterviewRoute(BaseRoute):
         interview = serving.interview
         self.etag = b'"' + interview.card_digest[7:39].encode("ascii") + b'"'
         self.cache_control = cache_control.encode("latin-1") if cache_control else None
+        self.last_modified = last_modified.encode("ascii")
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http" or _PASSED in scope:
@@ -317,7 +322,8 @@ class _InterviewRoute(BaseRoute):
         if method != "POST":
             if question is None:  # the card
                 card = self.serving.interview.card_bytes
-                await send_document(scope, send, card, self.etag, self.cache_control)
+                await send_document(scope, send, card, self.etag, self.cache_control,
+                                    last_modified=self.last_modified)  # fmt: skip
                 return
             query = scope.get("query_string", b"")
             reply = rpc.rest(method, question, query, act, self.serving.interview)
@@ -410,10 +416,12 @@ class InterviewRoutes(Sequence[BaseRoute]):
         return iter(self._all)
 
 
-def _card_route(interview: Interview, card_url: str, cache_control: str | None) -> Route:
+def _card_route(
+    interview: Interview, card_url: str, cache_control: str | None, last_modified: str
+) -> Route:
     etag = '"' + interview.card_digest[7:39] + '"'
     etag_bytes = etag.encode("ascii")
-    headers = {"ETag": etag}
+    headers = {"ETag": etag, "Last-Modified": last_modified}
     if cache_control:
         headers["Cache-Control"] = cache_control
     body = interview.card_bytes
@@ -437,7 +445,7 @@ def interview_routes(
     limiter: Limiter | None = None,
     client_key: ClientKey = remote_address,
     card_url: str = AGENT_CARD_WELL_KNOWN_PATH,
-    cache_control: str | None = None,
+    cache_control: str | None = CARD_CACHE_CONTROL,
     rest_paths: Sequence[str] | None = None,
     max_body: int = MAX_JUDGED_BYTES,
 ) -> InterviewRoutes:
@@ -457,7 +465,8 @@ def interview_routes(
     ``limiter`` counts interview calls per ``client_key(scope)`` (the peer address by
     default); ordinary traffic is never counted. ``rest_paths`` overrides the HTTP+JSON
     base paths taken from the card's ``HTTP+JSON`` interfaces. ``cache_control`` is sent
-    with the card, as ``create_agent_card_routes`` does.
+    with the card (default ``public, max-age=60``; ``None``: none), with its strong
+    ``ETag`` and a ``Last-Modified`` of when the routes were built (D-SERVE-27).
 
     Returns :class:`InterviewRoutes`.
 
@@ -482,9 +491,13 @@ def interview_routes(
         if isinstance(route, Route) and route.methods and "POST" in route.methods
     ]
     bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
-    front = _InterviewRoute(serving, rpc_paths, list(bases), card_url, cache_control)
+    # D-SERVE-27: the card's Last-Modified is when these routes were built from it.
+    built = formatdate(usegmt=True)
+    front = _InterviewRoute(
+        serving, rpc_paths, list(bases), card_url, cache_control, last_modified=built
+    )
     return InterviewRoutes(
-        [front, _card_route(declarations.interview, card_url, cache_control)],
+        [front, _card_route(declarations.interview, card_url, cache_control, built)],
         list(jsonrpc_routes),
         list(rest_routes),
         declarations,

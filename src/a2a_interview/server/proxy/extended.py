@@ -1,4 +1,5 @@
-"""The extended card behind ``--declare`` (PROFILE §7): shaped as the public card is.
+"""The extended card behind ``--declare`` (PROFILE §7, docs/decisions.md D-PROXY-32): shaped
+as the public card is.
 
 An A2A agent may serve an extended card to authenticated clients: JSON-RPC
 ``GetExtendedAgentCard`` (A2A 1.0) or ``agent/getAuthenticatedExtendedCard`` (0.3) on its

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from ... import rpc
 from ...declarations import Declarations
 from ..asgi import (
+    CARD_CACHE_CONTROL,
     ClientKey,
     Receive,
     Scope,
@@ -338,6 +339,16 @@ class Front:
         if self.options.card_cache_control is not None:
             served = [(n, v) for n, v in served if n != b"cache-control"]
             served.append((b"cache-control", self.options.card_cache_control.encode("latin-1")))
+        # D-PROXY-33: the caching fields upstream left out (what the A2A TCK's card tests
+        # look for), never in place of one it sent.
+        present = {n for n, _ in served}
+        for name, value in (
+            (b"cache-control", CARD_CACHE_CONTROL.encode("ascii")),
+            (b"etag", current.etag),
+            (b"last-modified", current.loaded),
+        ):
+            if name not in present:
+                served.append((name, value))
         tag = next((v for n, v in served if n == b"etag"), None)
         if tag is not None:
             for name, value in scope["headers"]:

@@ -166,7 +166,7 @@ def bypassing(card: Any, public_url: str) -> list[str]:
 def _warn_bypassing(card: Any, public_url: str, *, declare: bool) -> None:
     """One warning per interface that does not point at the proxy, with advice that fits
     what the proxy was told: a gRPC interface is never the proxy's to carry (PROFILE §3b),
-    and ``--declare`` already moves every interface it can."""
+    and ``--declare`` already moves every interface it can (docs/decisions.md D-PROXY-34)."""
     from ...declarations import interfaces
 
     grpc = {i.url for i in interfaces(card) if i.binding == "GRPC"}

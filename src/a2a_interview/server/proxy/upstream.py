@@ -32,6 +32,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -87,6 +88,9 @@ class UpstreamDeclarations(Declarations):
     raw: bytes = b""
     headers: tuple[tuple[bytes, bytes], ...] = ()
     changed: bool = False
+    # When these bytes verified, as an HTTP date: the card's Last-Modified when upstream
+    # sends none (D-PROXY-33).
+    loaded: bytes = b""
 
 
 def _card_url(upstream: str) -> str:
@@ -389,6 +393,7 @@ class Upstream:
             raw=body,
             headers=served_headers(response_headers, served, etag if changed else None, date=False),
             changed=changed,
+            loaded=formatdate(usegmt=True).encode("ascii"),
         )
 
     async def resign(self, card: dict[str, Any]) -> dict[str, Any]:
