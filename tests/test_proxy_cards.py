@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -366,3 +367,24 @@ def test_without_declare_the_extended_card_passes_through() -> None:
         proxied = proxy.http.get("/a2a/rest/extendedAgentCard", headers=v1)
     assert direct.status_code == 200 and EXTRA_SKILL["id"].encode() in direct.content
     assert proxied.content == direct.content
+
+
+def test_jku_flag_usage_errors(tmp_path: Path) -> None:
+    # PROFILE §6.7, docs/decisions.md D-PROXY-31: --jku names the key of a card the proxy
+    # re-signs; alone, or not an http(s) URL, it is one line and exit 2.
+    from a2a_interview.cardsig import private_jwk
+    from test_proxy import _cli
+
+    key = tmp_path / "card.jwk.json"
+    key.write_text(json.dumps(private_jwk(generate_key("EdDSA"), "proxy-1")))
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
+    signing = ("--declare", "--card-key", str(key), "--kid", "proxy-1")
+    cases = [
+        (("--jku", "https://keys.example/jwks.json"), "add --card-key"),
+        ((*signing, "--jku", "ftp://keys.example/jwks.json"), "not an http:// or https:// URL"),
+    ]
+    for extra, message in cases:
+        process = _cli(*base, *extra)
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
+        assert message in err, (extra, err)
