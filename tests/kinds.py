@@ -59,6 +59,8 @@ KINDS: dict[str, str] = {
     "test_mutation_kills_terms": "vectors",
     "test_a2a03": "vectors",  # a2a-sdk 0.3's own agent and card (interop)
     "test_js_agent": "vectors",  # @a2a-js/sdk's own agent (interop)
+    "test_js_stock_card": "vectors",  # @a2a-js/sdk's agent with its typed card (interop)
+    "test_a2a03_versions": "vectors",  # a2a-sdk 0.3's own agent under every version
     "test_signers": "vectors",  # cards signed by the official SDKs' signers (interop)
     "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
     "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
@@ -74,6 +76,8 @@ KINDS: dict[str, str] = {
     "test_proxy_parity": "transport",
     "test_proxy_wire": "transport",
     "test_proxy_cli": "transport",
+    "test_proxy_cards": "transport",  # the cards the proxy serves, signed or extended
+    "test_sdk_mount": "transport",  # the SDK routes under a Starlette Mount
     "test_verify_zoo": "transport",  # honest agent and verifier both project
     "test_verify_many": "transport",
     "test_wire": "transport",
@@ -105,6 +109,8 @@ KINDS: dict[str, str] = {
     "test_suite_rules": "behaviour",
     "test_import_graph": "behaviour",
     "test_listen_attacks": "behaviour",
+    "test_version_hosts": "behaviour",  # no layer stricter than its host on A2A-Version
+    "test_card_caching": "behaviour",  # the A2A TCK's card caching assertions
     "test_ci_recipe": "behaviour",
     "test_cli_small": "behaviour",
     "test_docs_selfcontained": "behaviour",

@@ -157,12 +157,14 @@ PART_ORDERS: dict[str, list[str]] = {
         "lines",
         "ledger",
     ],
-    # server/proxy/: the upstream, then the front and the pass-through, then serving.
+    # server/proxy/: the upstream, then the pass-through, the extended card and the front,
+    # then serving.
     "a2a_interview.server.proxy": [
         "fetch",
         "headers",
         "upstream",
         "passthrough",
+        "extended",
         "front",
         "serving",
     ],

@@ -389,21 +389,23 @@ def test_a_body_over_the_bound_is_413_and_never_reaches_upstream() -> None:
 # ---------------------------------------------------------------- the card's headers
 
 
-def test_the_card_carries_upstreams_caching_headers_and_none_of_its_own() -> None:
-    # Issue 7 item 3: the proxy added `Cache-Control: public, max-age=60` and its own ETag.
+def test_the_card_carries_upstreams_caching_headers_and_fills_only_those_it_left_out() -> None:
+    # D-PROXY-26: upstream's own caching fields are served as they came, never replaced.
+    # D-PROXY-33: the ones it leaves out are the proxy's (what the A2A TCK looks for).
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         response = httpx.get(proxy.origin + CARD)
         assert response.content == up.cards[""][0]
-        assert "cache-control" not in response.headers
-        assert "etag" not in response.headers
+        assert response.headers.get_list("cache-control") == ["public, max-age=60"]
+        assert len(response.headers.get_list("etag")) == 1
+        assert len(response.headers.get_list("last-modified")) == 1
         cached = [(b"cache-control", b"max-age=5, must-revalidate"), (b"etag", b'"up-1"'),
                   (b"vary", b"A2A-Version, Accept"), (b"expires", b"Thu, 01 Dec 2099 16:00:00 GMT"),
                   (b"last-modified", b"Tue, 15 Nov 1994 12:45:26 GMT")]  # fmt: skip
         up.set_card(reference.unsigned_card(up.origin), cached)
         response = httpx.get(proxy.origin + CARD)
         got = [(n, v) for n, v in response.headers.raw if n.lower() in dict(cached)]
-        assert got == cached
+        assert got == cached  # each once, upstream's own
         again = httpx.get(proxy.origin + CARD, headers={"If-None-Match": '"up-1"'})
         assert (again.status_code, again.content) == (304, b"")
         assert again.headers["etag"] == '"up-1"'

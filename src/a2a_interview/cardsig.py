@@ -94,6 +94,7 @@ __all__ = [
     "alg_for_key",
     "generate_key",
     "is_1_0_card",
+    "is_signed",
     "jwk_to_public_key",
     "jwks_from_json",
     "load_private_key",
@@ -135,6 +136,18 @@ _NULL_NOT_TOLERATED: Final = frozenset({"alg", "crit", "b64"})
 
 _MAX_PROTECTED_CHARS: Final = 8192  # a protected header is a few dozen bytes
 _MAX_SIGNATURE_CHARS: Final = 2048  # RSA-8192 is 1366 characters
+
+
+def is_signed(card: Any) -> bool:
+    """Whether ``card`` claims a signature (PROFILE §6.7, docs/decisions.md D-VERIFY-40):
+    it has a ``signatures`` member that is not an empty list. ``"signatures": []`` (what
+    every stock ``@a2a-js/sdk`` agent serves, its card type requiring the member) is an
+    unsigned card, as is a card without the member. The one rule for every part: the
+    verifier's ``unsigned`` status, the signer and the proxy's re-signing all read it
+    here. A member that is present but not a list claims a signature (and does not
+    verify: ``invalid``)."""
+    return isinstance(card, dict) and "signatures" in card and card["signatures"] != []
+
 
 # ---------------------------------------------------------------------------------------
 # Signing
@@ -483,7 +496,7 @@ def verify_card(
         raise SignatureError("unknown reading")
     if not isinstance(card, dict):
         return CardSignatureReport(SignatureStatus.invalid)
-    if "signatures" not in card or card["signatures"] == []:
+    if not is_signed(card):  # PROFILE §6.7: no member, or an empty list
         return CardSignatureReport(SignatureStatus.unsigned)
     items = card["signatures"]
     if not isinstance(items, list) or not all(_is_item(i) for i in items):

@@ -274,6 +274,28 @@ def declared_versions(card: Any, binding: str = "JSONRPC") -> frozenset[Version]
     return frozenset(found)
 
 
+def negotiated_versions(card: Any, binding: str = "JSONRPC") -> frozenset[Version]:
+    """The versions a layer in front of the host accepts on ``binding`` (PROFILE §3.10,
+    docs/decisions.md D-CORE-15):
+    those the binding's interfaces declare (:func:`declared_versions`) when the host
+    negotiates, that is when some interface of the card, on any binding, declares 1.0 or
+    later; otherwise (a 0.3 host, which negotiates nothing) the empty set, under which
+    :func:`version_supported` refuses nothing. Never stricter than the host."""
+    if not isinstance(card, dict):
+        return frozenset()
+    bindings = {binding, card.get("preferredTransport", "JSONRPC")}
+    for member, name in (("supportedInterfaces", "protocolBinding"),
+                         ("additionalInterfaces", "transport")):  # fmt: skip
+        items = card.get(spelling(card, member))
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict):
+                bindings.add(item.get(spelling(item, name)))
+    found = (v for b in bindings if isinstance(b, str) for v in declared_versions(card, b))
+    if all(v < (1, 0) for v in found):
+        return frozenset()
+    return declared_versions(card, binding)
+
+
 def requested_version(headers: Iterable[tuple[bytes, bytes]]) -> str:
     """The request's ``A2A-Version`` (the first field), or ``0.3`` when it is absent or
     empty (A2A 1.0 §3.6)."""

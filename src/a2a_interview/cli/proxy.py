@@ -1,8 +1,9 @@
 """``a2a-interview proxy``: the interview in front of any A2A agent (PROFILE §9).
 
 Exit codes: 0 after a clean shutdown; 2 for bad arguments; 3 when the proxy refuses to
-start (the card does not declare the interview or declares it ``required: true``, a
-committed proposal fails verification, the upstream or the rate-limit store cannot be
+start (the card does not declare the interview or declares it ``required: true``, has
+no JSONRPC or HTTP+JSON interface to serve it on (``no_interface``), a committed proposal
+fails verification, the upstream or the rate-limit store cannot be
 reached, the port cannot be bound).
 """
 
@@ -30,8 +31,14 @@ never serves terms that did not verify.
 The card must declare the interview (not required: true), or run with --declare: the card is
 then served with the declaration added and its interface URLs (and proposal URLs on the
 agent's own origin) moved to --public-url. A signed card so changed is re-signed with
---card-key and --kid, or the proxy refuses to start. Without --declare, interfaces that do
+--card-key and --kid, or the proxy refuses to start; the re-signed card names in its jku
+the proxy's own JWKS (served at /.well-known/a2a-interview-proxy-jwks.json), or --jku.
+A card whose signatures list is empty is unsigned. Without --declare, interfaces that do
 not point at --public-url are a warning: card-driven clients would bypass the proxy.
+
+With --declare the extended card (GetExtendedAgentCard, GET .../extendedAgentCard, and
+their 0.3 spellings) is served as the public card is. A card with no JSONRPC or HTTP+JSON
+interface (gRPC only) is refused: the interview has nowhere to be served.
 
 Proposals whose URL is on --public-url are read from the agent at the same path (what a
 client gets through the proxy); --proposal URL=FILE uses and serves a local copy instead.
@@ -166,6 +173,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if args.card_key is not None:
         options.update(_card_key(args.card_key))
         options["card_kid"] = args.kid
+    if args.jku is not None:
+        if args.card_key is None:
+            raise UsageError("--jku names the key of a card --card-key re-signs: add --card-key")
+        options["card_jku"] = _http_url("--jku", args.jku)
     proposals: dict[str, bytes] = {}
     for item in args.proposal or ():
         url, sep, path = item.rpartition("=")  # a URL's query may hold "=", a path rarely
@@ -338,6 +349,12 @@ def register(sub: Any) -> None:
         "JWK's alg when it names one, as card sign signs)",
     )
     p.add_argument("--kid", metavar="KID", help="the key id of --card-key's signature")
+    p.add_argument(
+        "--jku",
+        metavar="URL",
+        help="the jku a re-signed card names (default: the proxy's own JWKS, served at "
+        "/.well-known/a2a-interview-proxy-jwks.json on --public-url)",
+    )
     p.add_argument(
         "--proposal",
         action="append",

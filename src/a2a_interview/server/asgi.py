@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .. import rpc
@@ -132,6 +132,21 @@ def interface_paths(card: Any, binding: str) -> list[str]:
     return paths
 
 
+# PROFILE §7 (docs/decisions.md D-PROXY-6, D-SERVE-25): what the serving layers say at
+# start of a card that declares the interview on no interface able to carry it, in the
+# verifier's terms.
+NO_INTERFACE: Final = (
+    "no JSONRPC or HTTP+JSON interface to serve the interview on (gRPC cannot carry it); "
+    "verify reports such a card non_conformant (declaration: no_interface)"
+)
+
+
+def carries_interview(card: Any) -> bool:
+    """Whether ``card`` has an interface able to carry the interview: a ``JSONRPC`` or
+    ``HTTP+JSON`` one whose URL names a path (PROFILE §3b, §7)."""
+    return bool(interface_paths(card, "JSONRPC") or interface_paths(card, "HTTP+JSON"))
+
+
 class _Routes:
     """The paths an interview answers on, derived once per card."""
 
@@ -146,8 +161,8 @@ class _Routes:
         self.rpc = frozenset(rpc.path_key(p) for p in paths)
         bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
         self.rest = rest_prefixes(bases)
-        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
 
 
 def rest_prefixes(bases: Any) -> tuple[tuple[str, ...], ...]:
@@ -213,6 +228,11 @@ async def send_reply(send: Send, reply: rpc.Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+# The Cache-Control of a card this package serves when none is given (docs/decisions.md
+# D-SERVE-27): what the A2A TCK's CARD-CACHE-001 looks for, a max-age.
+CARD_CACHE_CONTROL: Final = "public, max-age=60"
+
+
 async def send_document(
     scope: Scope,
     send: Send,
@@ -221,13 +241,17 @@ async def send_document(
     cache_control: bytes | None,
     *,
     content_type: bytes = b"application/json",
+    last_modified: bytes | None = None,
 ) -> None:
     """Answer a GET or HEAD for a document held as bytes: ``304`` when the request's
     ``If-None-Match`` matches ``etag`` (weak comparison), else ``200`` with the body.
-    ``Cache-Control`` is sent when ``cache_control`` is not ``None``."""
+    ``Cache-Control`` is sent when ``cache_control`` is not ``None``, ``Last-Modified``
+    when ``last_modified`` is not."""
     headers = [(b"etag", etag)]
     if cache_control is not None:
         headers.append((b"cache-control", cache_control))
+    if last_modified is not None:
+        headers.append((b"last-modified", last_modified))
     for name, value in scope["headers"]:
         if name == b"if-none-match" and if_none_match(value, etag):
             await send({"type": "http.response.start", "status": 304, "headers": headers})
@@ -266,7 +290,7 @@ class InterviewMiddleware:
         rpc_paths: Any = None,
         rest_paths: Any = None,
         max_body: int = MAX_JUDGED_BYTES,
-        cache_control: str = "public, max-age=60",
+        cache_control: str = CARD_CACHE_CONTROL,
         versions: Any = None,
     ) -> None:
         self.app = app

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 try:
@@ -74,15 +75,19 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .. import rpc
 from ..declarations import Declarations, Fetch, build
+from ..errors import DeclarationError
 from ..projection import Interview
 from ..spec import INTERVIEW_URI, MAX_JUDGED_BYTES
 from .asgi import (
+    CARD_CACHE_CONTROL,
+    NO_INTERFACE,
     ClientKey,
     Receive,
     Replies,
     Scope,
     Send,
     activation,
+    carries_interview,
     if_none_match,
     interface_paths,
     judge_jsonrpc,
@@ -232,8 +237,8 @@ class _Serving:
 
     def __post_init__(self) -> None:
         self.replies = Replies(self.interview)
-        self.versions = rpc.declared_versions(self.interview.card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(self.interview.card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(self.interview.card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(self.interview.card, "HTTP+JSON")
 
     async def send(
         self, scope: Scope, send: Send, reply: rpc.Reply, act: rpc.Activation, *,
@@ -263,6 +268,8 @@ class _InterviewRoute(BaseRoute):
         rest_bases: Sequence[str],
         card_url: str,
         cache_control: str | None,
+        *,
+        last_modified: str,
     ) -> None:
         self.serving = serving
         self.rpc = frozenset(rpc.path_key(p) for p in rpc_paths)
@@ -271,6 +278,7 @@ class _InterviewRoute(BaseRoute):
         interview = serving.interview
         self.etag = b'"' + interview.card_digest[7:39].encode("ascii") + b'"'
         self.cache_control = cache_control.encode("latin-1") if cache_control else None
+        self.last_modified = last_modified.encode("ascii")
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http" or _PASSED in scope:
@@ -285,10 +293,16 @@ class _InterviewRoute(BaseRoute):
             ours = key in self.rpc
         elif key == self.card_url:
             return Match.FULL, {_MATCHED: (None, rpc.NOT_ACTIVATED)}
-        else:
+        elif method == "GET":
             raw = raw_target(scope)
-            question = rest_question(self.rest, segments, raw) if method == "GET" else None
+            question = rest_question(self.rest, segments, raw)
+            if question is None and scope.get("root_path"):
+                # Under a Mount the card's HTTP+JSON URLs name the whole path, the mount's
+                # prefix included (D-SERVE-26).
+                question = rest_question(self.rest, request_segments(scope), raw)
             ours = question is not None
+        else:
+            ours = False
         if ours:
             act = activation(scope)
             if act:
@@ -308,7 +322,8 @@ class _InterviewRoute(BaseRoute):
         if method != "POST":
             if question is None:  # the card
                 card = self.serving.interview.card_bytes
-                await send_document(scope, send, card, self.etag, self.cache_control)
+                await send_document(scope, send, card, self.etag, self.cache_control,
+                                    last_modified=self.last_modified)  # fmt: skip
                 return
             query = scope.get("query_string", b"")
             reply = rpc.rest(method, question, query, act, self.serving.interview)
@@ -342,6 +357,10 @@ async def _route_again(scope: Scope, receive: Receive, send: Send) -> None:
     router = scope.get("router")
     scope[_PASSED] = True
     if router is not None:
+        # The application's router routes from the application's root: under a Mount,
+        # the root_path the Mount extended is put back first (D-SERVE-26).
+        if "app_root_path" in scope:
+            scope["root_path"] = scope["app_root_path"]
         await router(scope, receive, send)
         return
     # Routes used without a Starlette router: nothing else can take the request.
@@ -397,10 +416,12 @@ class InterviewRoutes(Sequence[BaseRoute]):
         return iter(self._all)
 
 
-def _card_route(interview: Interview, card_url: str, cache_control: str | None) -> Route:
+def _card_route(
+    interview: Interview, card_url: str, cache_control: str | None, last_modified: str
+) -> Route:
     etag = '"' + interview.card_digest[7:39] + '"'
     etag_bytes = etag.encode("ascii")
-    headers = {"ETag": etag}
+    headers = {"ETag": etag, "Last-Modified": last_modified}
     if cache_control:
         headers["Cache-Control"] = cache_control
     body = interview.card_bytes
@@ -424,7 +445,7 @@ def interview_routes(
     limiter: Limiter | None = None,
     client_key: ClientKey = remote_address,
     card_url: str = AGENT_CARD_WELL_KNOWN_PATH,
-    cache_control: str | None = None,
+    cache_control: str | None = CARD_CACHE_CONTROL,
     rest_paths: Sequence[str] | None = None,
     max_body: int = MAX_JUDGED_BYTES,
 ) -> InterviewRoutes:
@@ -434,20 +455,25 @@ def interview_routes(
     ``create_rest_routes`` returned, kept as they are; the interview answers at the path
     of every ``Route`` of the first that accepts POST, in every spelling, and
     ``max_body`` (10 MiB) bounds what it reads of an activated body (past it, such a
-    request is refused: PROFILE §3.9). Use the routes at
-    the application's top level (not inside a ``Mount``): a request the interview's
-    route reads and finds not its own is routed again by the application's router.
+    request is refused: PROFILE §3.9). The routes work at the application's top level
+    and inside a Starlette ``Mount`` alike (D-SERVE-26): the card's interface URLs then
+    name the mount's prefix, the SDK's route paths do not, and a request the interview's
+    route reads and finds not its own is routed again by the application's router from
+    the application's root.
     ``proposals`` maps each proposal url the card's terms entries commit to onto its
     bytes (or is a callable ``url -> bytes | None``); they are verified once, here.
     ``limiter`` counts interview calls per ``client_key(scope)`` (the peer address by
     default); ordinary traffic is never counted. ``rest_paths`` overrides the HTTP+JSON
     base paths taken from the card's ``HTTP+JSON`` interfaces. ``cache_control`` is sent
-    with the card, as ``create_agent_card_routes`` does.
+    with the card (default ``public, max-age=60``; ``None``: none), with its strong
+    ``ETag`` and a ``Last-Modified`` of when the routes were built (D-SERVE-27).
 
     Returns :class:`InterviewRoutes`.
 
     Raises ``DeclarationError`` when the served card does not declare the interview,
-    declares it with ``required: true``, is not a card the answers can be built from, or a
+    declares it with ``required: true``, has no ``JSONRPC`` or ``HTTP+JSON`` interface to
+    carry it (gRPC only: PROFILE §7, ``no_interface``), is not a card the answers can be
+    built from, or a
     terms entry's proposal fails verification (PROFILE §2.4: the agent must not start);
     ``CanonicalizationError`` when a card value has no RFC 8785 form (a NaN in a
     ``Struct``). Exceptions raised by a ``proposals`` callable propagate.
@@ -455,6 +481,8 @@ def interview_routes(
     card = served_card(agent_card)
     fetch: Mapping[str, bytes] | Fetch = {} if proposals is None else proposals
     declarations = build(card, fetch)
+    if not carries_interview(card):  # PROFILE §7: refused at start, as verify judges it
+        raise DeclarationError(f"the agent card has {NO_INTERFACE}")
     serving = _Serving(declarations.interview, limiter, client_key, max_body)
 
     rpc_paths = [
@@ -463,9 +491,13 @@ def interview_routes(
         if isinstance(route, Route) and route.methods and "POST" in route.methods
     ]
     bases = rest_paths if rest_paths is not None else interface_paths(card, "HTTP+JSON")
-    front = _InterviewRoute(serving, rpc_paths, list(bases), card_url, cache_control)
+    # D-SERVE-27: the card's Last-Modified is when these routes were built from it.
+    built = formatdate(usegmt=True)
+    front = _InterviewRoute(
+        serving, rpc_paths, list(bases), card_url, cache_control, last_modified=built
+    )
     return InterviewRoutes(
-        [front, _card_route(declarations.interview, card_url, cache_control)],
+        [front, _card_route(declarations.interview, card_url, cache_control, built)],
         list(jsonrpc_routes),
         list(rest_routes),
         declarations,

@@ -11,7 +11,11 @@ one of:
 - an interview call in any spelling of its path (PROFILE §3.9: dot segments, ``//``,
   percent-encoding) or a batch naming the namespace: answered or refused here, never
   passed on;
+- with ``declare``, a request for the extended card: shaped as the public card is
+  (:mod:`.extended`, PROFILE §7);
 - a local copy of a proposal (``proposals`` on the public origin);
+- the re-signing key's public JWKS at ``PROXY_JWKS_PATH`` (PROFILE §6.7), when the proxy
+  re-signs;
 - anything else: passed on by :func:`~.passthrough.forward`.
 """
 
@@ -25,6 +29,7 @@ from urllib.parse import urlsplit
 from ... import rpc
 from ...declarations import Declarations
 from ..asgi import (
+    CARD_CACHE_CONTROL,
     ClientKey,
     Receive,
     Scope,
@@ -37,10 +42,17 @@ from ..asgi import (
     send_reply,
 )
 from ..lifecycle import LiveDeclarations
+from . import extended
 from .fetch import Fetched, ProxyError, fetch
 from .headers import CARD_REQUEST_DROPPED, plain, request_headers, served_headers, trusted_peers
 from .passthrough import forward
-from .upstream import MAX_VARIANTS, VERSION_HEADER, Upstream, UpstreamDeclarations
+from .upstream import (
+    MAX_VARIANTS,
+    PROXY_JWKS_PATH,
+    VERSION_HEADER,
+    Upstream,
+    UpstreamDeclarations,
+)
 
 # RFC 9110 §15.4.5: a 304 carries the validators and caching fields, not the content's.
 _NOT_IN_304: Final = frozenset({b"content-type", b"content-length"})
@@ -62,8 +74,8 @@ class _Routes:
         self.rpc = frozenset(rpc.path_key(p) for p in interface_paths(card, "JSONRPC"))
         self.rest = rest_prefixes(interface_paths(card, "HTTP+JSON"))
         self.card = rpc.path_key(card_path)
-        self.versions = rpc.declared_versions(card)  # PROFILE §3.10
-        self.rest_versions = rpc.declared_versions(card, "HTTP+JSON")
+        self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
+        self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
 
 
 class Front:
@@ -80,6 +92,9 @@ class Front:
         for url, body in source.options.proposals.items():
             if source.on_public_origin(url):
                 self.local[rpc.path_key(urlsplit(url).path)] = body
+        # PROFILE §6.7: the re-signing key's public JWKS, on the proxy's own origin.
+        self.jwks = source.jwks()
+        self.jwks_key = rpc.path_key(PROXY_JWKS_PATH)
 
     def routes(self, declarations: Declarations) -> _Routes:
         found = self._routes.get(id(declarations))
@@ -109,10 +124,21 @@ class Front:
         if method in ("GET", "HEAD") and key == self.routes(default).card:
             await self._card(scope, send)
             return
+        if method in ("GET", "HEAD") and key == self.jwks_key and self.jwks is not None:
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/jwk-set+json"),
+                (b"content-length", str(len(self.jwks)).encode()),
+                (b"cache-control", b"max-age=300"),
+            ]})  # fmt: skip
+            await send({"type": "http.response.body",
+                        "body": b"" if method == "HEAD" else self.jwks})  # fmt: skip
+            return
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
         if await self._interview(scope, send, segments, raw_path, body):
+            return
+        if self.options.declare and await self._extended(scope, send, segments, raw_path, body):
             return
         if method in ("GET", "HEAD"):
             local = self.local.get(key)
@@ -132,6 +158,29 @@ class Front:
         """Whether the peer may name other clients (``forwarded_allow_ips``)."""
         client = scope.get("client")
         return client is not None and self.trusts(str(client[0]))
+
+    async def _extended(
+        self, scope: Scope, send: Send, segments: tuple[str, ...], raw_path: bytes, body: bytes
+    ) -> bool:
+        """With ``declare``, a request for the extended card, answered shaped as the
+        public card is (PROFILE §7, :mod:`.extended`); whether it was one."""
+        method = scope["method"]
+        key = rpc.path_key(segments)
+        routes = [self.routes(v.declarations) for v in self.source.variants.values()]
+        if method == "POST" and any(key in r.rpc for r in routes):
+            request_id = extended.rpc_request(scope["headers"], body, self.options.max_body)
+            if request_id is extended.NOT_ONE:
+                return False
+        elif method in ("GET", "HEAD"):
+            bases = [prefix[:-1] for r in routes for prefix in r.rest]
+            if not extended.rest_request(bases, key):
+                return False
+            request_id = extended.NOT_ONE
+        else:
+            return False
+        await extended.serve(self.source, scope, send, raw_path=raw_path, body=body,
+                             trusted=self._trusted(scope), request_id=request_id)  # fmt: skip
+        return True
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, read before any upstream connection is taken (issue 8
@@ -290,6 +339,16 @@ class Front:
         if self.options.card_cache_control is not None:
             served = [(n, v) for n, v in served if n != b"cache-control"]
             served.append((b"cache-control", self.options.card_cache_control.encode("latin-1")))
+        # D-PROXY-33: the caching fields upstream left out (what the A2A TCK's card tests
+        # look for), never in place of one it sent.
+        present = {n for n, _ in served}
+        for name, value in (
+            (b"cache-control", CARD_CACHE_CONTROL.encode("ascii")),
+            (b"etag", current.etag),
+            (b"last-modified", current.loaded),
+        ):
+            if name not in present:
+                served.append((name, value))
         tag = next((v for n, v in served if n == b"etag"), None)
         if tag is not None:
             for name, value in scope["headers"]:

@@ -163,6 +163,31 @@ def bypassing(card: Any, public_url: str) -> list[str]:
     return out
 
 
+def _warn_bypassing(card: Any, public_url: str, *, declare: bool) -> None:
+    """One warning per interface that does not point at the proxy, with advice that fits
+    what the proxy was told: a gRPC interface is never the proxy's to carry (PROFILE §3b),
+    and ``--declare`` already moves every interface it can (docs/decisions.md D-PROXY-34)."""
+    from ...declarations import interfaces
+
+    grpc = {i.url for i in interfaces(card) if i.binding == "GRPC"}
+    for url in bypassing(card, public_url):
+        if url in grpc:
+            log.info(
+                "the card's gRPC interface %s is not proxied: gRPC clients reach the agent "
+                "there, and the interview is never offered on gRPC", printable(url),
+            )  # fmt: skip
+            continue
+        if declare:
+            advice = "its URL names no origin --declare can move: fix the card"
+        else:
+            advice = "run with --declare, or fix the card"
+        log.warning(
+            "the card's interface %s does not point at this proxy (%s): clients that "
+            "follow the card bypass the interview; %s",
+            printable(url), printable(public_url), advice,
+        )  # fmt: skip
+
+
 async def build_proxy(
     upstream: str,
     *,
@@ -183,9 +208,9 @@ async def build_proxy(
     ``limiter`` (a :class:`~a2a_interview.server.ratelimit.RateLimiter`) counts interview
     calls per ``client_key``; ``on_error`` hears each failed follow-up (default: logged
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
-    ``declare``, ``card_key``, ``card_kid``, ``card_alg``, ``proposals``, ``card_cache_control``,
-    ``max_body``, ``body_timeout``, ``upstream_connections``, ``upstream_wait``,
-    ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded.
+    ``declare``, ``card_key``, ``card_kid``, ``card_alg``, ``card_jku``, ``proposals``,
+    ``card_cache_control``, ``max_body``, ``body_timeout``, ``upstream_connections``,
+    ``upstream_wait``, ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded.
     ``transport`` replaces the network (tests).
 
     Returns ``(app, live)``, ``live`` being the default card variant's (no
@@ -215,12 +240,7 @@ async def build_proxy(
     finally:
         await source.aclose()  # the serving loop opens its own connections
     if options.public_url is not None:
-        for url in bypassing(live.declarations.card, options.public_url):
-            log.warning(
-                "the card's interface %s does not point at this proxy (%s): clients that "
-                "follow the card bypass the interview; run with --declare, or fix the card",
-                printable(url), printable(options.public_url),
-            )  # fmt: skip
+        _warn_bypassing(live.declarations.card, options.public_url, declare=options.declare)
     front = Front(source, limiter, client_key)
     return ProxyApp(front, live, source, poll, recovered=reporter.clear), live
 

@@ -32,6 +32,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -39,13 +40,14 @@ import httpx
 
 from ... import rpc
 from ...cardproto import spelling
+from ...cardsig import is_signed
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
 from ...spec import CARD_PATH, INTERVIEW_URI
 from ...terms import read_terms_entries, verify_proposal
 from ...verifier.client import InsecureURL, check_url, origin
-from ..asgi import interface_paths
+from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
 from .fetch import ProxyError, fetch, origin_of, printable
 from .headers import served_headers
@@ -62,6 +64,9 @@ MAX_VARIANTS: Final = 8  # card variants by A2A-Version, the default one include
 UNVERIFIED_RETRY: Final = 30.0  # a variant that did not verify is not fetched again sooner
 _VERSION: Final = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){0,2}")
 VERSION_HEADER: Final = b"a2a-version"
+# docs/decisions.md D-PROXY-31: where the proxy serves the public key of its re-signing
+# key (PROFILE §6.7), named by the re-signed card's jku.
+PROXY_JWKS_PATH: Final = "/.well-known/a2a-interview-proxy-jwks.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,9 @@ class UpstreamDeclarations(Declarations):
     raw: bytes = b""
     headers: tuple[tuple[bytes, bytes], ...] = ()
     changed: bool = False
+    # When these bytes verified, as an HTTP date: the card's Last-Modified when upstream
+    # sends none (D-PROXY-33).
+    loaded: bytes = b""
 
 
 def _card_url(upstream: str) -> str:
@@ -96,6 +104,12 @@ def _card_url(upstream: str) -> str:
     if parts.path.endswith(".json"):
         return upstream
     return parts._replace(path=parts.path.rstrip("/") + CARD_PATH).geturl()
+
+
+def _grpc(interface: dict[str, Any]) -> bool:
+    """Whether a 1.0 or 0.3 interface object names the gRPC binding."""
+    binding = interface.get(spelling(interface, "protocolBinding"), interface.get("transport"))
+    return binding == "GRPC"
 
 
 def _rebase(url: str, public: str) -> str:
@@ -116,6 +130,9 @@ class ProxyOptions:
     # The re-signing algorithm (PROFILE §6.3): the card key's JWK `alg` when it names one,
     # as `card sign` signs; None: the key's default (RS256 for RSA).
     card_alg: str | None = None
+    # The jku of the re-signed card (PROFILE §6.7); None: the proxy's own JWKS at
+    # PROXY_JWKS_PATH on public_url's origin.
+    card_jku: str | None = None
     proposals: Mapping[str, bytes] = field(default_factory=dict)
     card_cache_control: str | None = None
     max_body: int = DEFAULT_MAX_BODY
@@ -187,6 +204,26 @@ class Upstream:
         if client is not None:
             await client.aclose()
 
+    def jku(self) -> str | None:
+        """The ``jku`` a re-signed card names (PROFILE §6.7): ``card_jku`` when given,
+        else the proxy's own JWKS on its public origin; ``None`` without a public URL."""
+        if self.options.card_jku is not None:
+            return self.options.card_jku
+        public = self.options.public_url
+        if public is None:
+            return None
+        return urlsplit(public)._replace(path=PROXY_JWKS_PATH, query="", fragment="").geturl()
+
+    def jwks(self) -> bytes | None:
+        """The JWK Set of the re-signing key's public half, as the proxy serves it at
+        :data:`PROXY_JWKS_PATH` (PROFILE §6.7); ``None`` without a re-signing key."""
+        key, kid = self.options.card_key, self.options.card_kid
+        if key is None or kid is None:
+            return None
+        from ...cardsig import public_jwk
+
+        return canonicalize({"keys": [public_jwk(key, kid, self.options.card_alg)]})
+
     def on_public_origin(self, url: str) -> bool:
         return self.public is not None and origin_of(url) == self.public
 
@@ -215,7 +252,7 @@ class Upstream:
             return f"{who} answered {fetched.status}"
         return fetched.body
 
-    def _shape(self, card: dict[str, Any]) -> bool:
+    def shape(self, card: dict[str, Any]) -> bool:
         """Apply ``declare`` to ``card`` in place; whether anything changed."""
         public = self.options.public_url
         changed = False
@@ -235,8 +272,9 @@ class Upstream:
         for member in (spelling(card, "supportedInterfaces"), "additionalInterfaces"):
             items = card.get(member)
             if isinstance(items, list):
-                holders += [i for i in items if isinstance(i, dict)]
-        if isinstance(card.get("url"), str):
+                # A gRPC interface is not the proxy's to carry (PROFILE §3b): left where it is.
+                holders += [i for i in items if isinstance(i, dict) and not _grpc(i)]
+        if isinstance(card.get("url"), str) and card.get("preferredTransport") != "GRPC":
             holders.append(card)
         for holder in holders:
             url = holder.get("url")
@@ -308,14 +346,14 @@ class Upstream:
             raise DeclarationError(f"the upstream card is not strict I-JSON ({exc.code})") from None
         changed = False
         if self.options.declare:
-            changed = self._shape(card)
+            changed = self.shape(card)
         elif interview_entry(card) is None:
             raise DeclarationError(
                 "the upstream card does not declare the interview extension "
                 "(--declare serves it with the declaration added)"
             )
-        if changed and "signatures" in card:
-            card = await self._resign(card)
+        if changed and is_signed(card):  # PROFILE §6.7: "signatures": [] is unsigned
+            card = await self.resign(card)
         entries = [e for e in read_terms_entries(card) if e.url is not None]
         urls = sorted({e.url for e in entries if e.url is not None})
         bodies = await asyncio.gather(*(self._proposal(u) for u in urls))
@@ -335,10 +373,8 @@ class Upstream:
                 )
         fetched = {u: b for u, b in got.items() if isinstance(b, bytes)}
         declarations = build(card, fetched, max_bytes=self.max_bytes)
-        if not (interface_paths(card, "JSONRPC") or interface_paths(card, "HTTP+JSON")):
-            raise ProxyError(
-                "the upstream card declares no JSONRPC or HTTP+JSON interface to serve on"
-            )
+        if not carries_interview(card):
+            raise ProxyError(f"the upstream card has {NO_INTERFACE}")
         served = canonicalize(card) if changed else body
         etag = b'"' + hashlib.sha256(served).hexdigest()[:32].encode() + b'"'
         return UpstreamDeclarations(
@@ -357,9 +393,10 @@ class Upstream:
             raw=body,
             headers=served_headers(response_headers, served, etag if changed else None, date=False),
             changed=changed,
+            loaded=formatdate(usegmt=True).encode("ascii"),
         )
 
-    async def _resign(self, card: dict[str, Any]) -> dict[str, Any]:
+    async def resign(self, card: dict[str, Any]) -> dict[str, Any]:
         key, kid = self.options.card_key, self.options.card_kid
         if key is None or kid is None:
             raise ProxyError(
@@ -373,7 +410,9 @@ class Upstream:
         # PROFILE §6.3: as `card sign` signs, so both SDKs' verifiers accept it (proto,
         # then served when the card as served carries more).
         try:
-            signed: dict[str, Any] = sign_card(unsigned, key, kid=kid, alg=self.options.card_alg)
+            signed: dict[str, Any] = sign_card(
+                unsigned, key, kid=kid, alg=self.options.card_alg, jku=self.jku()
+            )
         except SignatureError as exc:
             raise SignatureError(f"cannot re-sign the upstream card: {exc}") from None
         return signed
