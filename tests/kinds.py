@@ -82,6 +82,8 @@ KINDS: dict[str, str] = {
     "test_ratelimit": "transport",
     "test_cli_serve": "transport",
     "test_cli_verify": "transport",
+    "test_credential_origins": "transport",  # where credentials go, over real sockets
+    "test_ask_failures": "transport",  # ask's failures, a gRPC-only card, over loopback
     "test_demo": "transport",
     "test_evidence": "transport",
     "test_verify_run": "transport",  # card variants, bounds and causes over loopback

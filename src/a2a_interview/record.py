@@ -239,14 +239,18 @@ class Credentials:
     never their values (docs/decisions.md D-CLI-4c). ``kind`` is ``none``
     (nothing sent), ``bearer`` / ``basic`` (an ``Authorization`` header of that scheme),
     ``authorization`` (another scheme) or ``header`` (only other headers, such as an API
-    key's); ``headers`` the names sent, lowercased and sorted."""
+    key's); ``headers`` the names sent, lowercased and sorted; ``origins`` the further
+    origins (``scheme://host:port``) the user named for them beside the agent's own
+    (PROFILE §7; a member only when there are some, so older records read the same)."""
 
     kind: CredentialKind = "none"
     headers: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, headers: Iterable[tuple[str, str]]) -> Credentials:
-        """What a record says of the credential ``headers`` (name, value) a run sent."""
+    def of(cls, headers: Iterable[tuple[str, str]], origins: Iterable[str] = ()) -> Credentials:
+        """What a record says of the credential ``headers`` (name, value) a run sent,
+        and of the further ``origins`` they were sent to."""
         pairs = [(name.lower(), value) for name, value in headers]
         names = tuple(sorted({name for name, _ in pairs}))
         if not pairs:
@@ -256,10 +260,13 @@ class Credentials:
                       None)  # fmt: skip
         if scheme is not None:
             kind = scheme if scheme in ("bearer", "basic") else "authorization"  # type: ignore[assignment]
-        return cls(kind, names)
+        return cls(kind, names, tuple(sorted(set(origins))))
 
     def to_json(self) -> JSONObject:
-        return {"kind": self.kind, "headers": list(self.headers)}
+        out: JSONObject = {"kind": self.kind, "headers": list(self.headers)}
+        if self.origins:
+            out["origins"] = list(self.origins)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,7 +118,8 @@ class Calls:
                        response.status, digest_bytes(response.body))
         )  # fmt: skip
         if response.status in (401, 403):
-            raise auth_required(state.card, self.client)
+            sent = self.session.sends_credentials(response.url)
+            raise auth_required(state.card, self.client, response.url, sent=sent)
         if response.status in (502, 503, 504):
             raise Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
                                    url=without_credentials(target)))  # fmt: skip

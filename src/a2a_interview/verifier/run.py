@@ -26,7 +26,8 @@ from ..ijson import JSONObject
 from ..record import CallRecord, CardSignature, Incomplete, Party, ProposalRecord, Run
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .client import ClientOptions
-from .failures import CAUSES, TransportFailure
+from .failures import CAUSES, TransportFailure, without_credentials
+from .urls import origin_text
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -105,15 +106,34 @@ def _scheme_names(card: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
 
 
-def auth_required(card: Any, options: ClientOptions) -> Stop:
-    # interview §10: admission is the deployment's business; never non-conformance. The
-    # detail says what was sent, not which option to pass: verify and verify-many (a
-    # credentials file) give credentials differently.
-    sent = "the credentials given were refused" if options.headers else "none were given"
+def auth_required(
+    card: Any, options: ClientOptions, url: str | None = None, *, sent: bool = True
+) -> Stop:
+    """Why a run ends at a 401/403 from ``url`` (``sent``: whether the user's
+    credentials went there). interview §10: admission is the deployment's business,
+    never non-conformance. Credentials given but not sent to that origin (an interface
+    on another origin than the card) is ``credentials_not_sent``, naming the origin
+    (PROFILE §7), never reported as the agent refusing the credentials given."""
+    if options.headers and url is not None and not sent:
+        named = origin_text(url)
+        return Stop(
+            Incomplete(
+                "credentials_not_sent",
+                f"{named} requires authentication and was sent no credentials: they go "
+                "to the card's origin and to the origins named for them (verify "
+                f'--credentials-origin {named}; verify-many: the "origins" of a '
+                "--credentials entry)",
+                _scheme_names(card),
+                url=without_credentials(url),
+            )
+        )
+    # The detail says what was sent, not which option to pass: verify and verify-many
+    # (a credentials file) give credentials differently.
+    sent_text = "the credentials given were refused" if options.headers else "none were given"
     return Stop(
         Incomplete(
             "authentication_required",
-            f"the agent requires authentication ({sent})",
+            f"the agent requires authentication ({sent_text})",
             _scheme_names(card),
         )
     )
@@ -139,6 +159,9 @@ class RunState:
     card_digest: str | None = None
     signature: CardSignature | None = None
     not_offered: bool = False
+    # Conflicts judged without asking anything (a card declaring the interview on no
+    # interface able to carry it, PROFILE §7): persistent at once, no re-run.
+    decided: frozenset[tuple[object, ...]] = frozenset()
     incomplete: Incomplete | None = None
     calls: list[CallRecord] = field(default_factory=list)
     proposals: list[ProposalRecord] = field(default_factory=list)
