@@ -181,6 +181,7 @@ PART_ORDERS: dict[str, list[str]] = {
         "signatures",
         "proposals",
         "cards",
+        "extended",
         "asking",
         "procedure",
         "many",

@@ -309,6 +309,30 @@ class ProposalRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtendedCard:
+    """``agent.extended_card`` (PROFILE §7): whether the verifier fetched the extended
+    card the agent's card offers (``fetched``), its ``digest`` (sha256 over its JCS
+    bytes) when it did, else the ``reason`` it did not (``no_credentials``,
+    ``credentials_not_sent``, ``no_interface``, ``http_status``, ``error_response``,
+    ``unreadable``, or a transport code), with the ``url`` asked and the HTTP
+    ``status`` where there was one. Absent from a record when the card offers none."""
+
+    fetched: bool
+    digest: str | None = None
+    reason: str | None = None
+    url: str | None = None
+    status: int | None = None
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"fetched": self.fetched}
+        for name in ("digest", "reason", "url", "status"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Incomplete:
     """Why a run could not complete (outcome ``unreachable``): a fixed ``reason`` code,
     fixed ``detail`` text, and for ``authentication_required`` the names of the card's
@@ -387,6 +411,8 @@ class ResultRecord:
     listed_keys: tuple[str, ...] = ()
     # agent.name: the card's own name (card_name), None when no card was read.
     agent_name: str | None = None
+    # agent.extended_card (PROFILE §7): fetched or why not; None when none is offered.
+    extended_card: ExtendedCard | None = None
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -421,6 +447,11 @@ class ResultRecord:
                 "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
                 # agent.name: the card's own name (peer text, never the identity)
                 **({"name": self.agent_name} if self.agent_name is not None else {}),
+                **(
+                    {"extended_card": self.extended_card.to_json()}
+                    if self.extended_card is not None
+                    else {}
+                ),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",

@@ -213,6 +213,12 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
         lines.append(f"  card {_bare(_get(doc, 'agent', 'card_url'))}")
     if _get(doc, "agent", "card_digest"):
         lines.append(f"  card digest {_bare(_get(doc, 'agent', 'card_digest'))}")
+    extended = _get(doc, "agent", "extended_card")
+    if isinstance(extended, dict):  # PROFILE §7: fetched, or why not
+        if extended.get("fetched") is True:
+            lines.append(f"  extended card {_bare(extended.get('digest'))}")
+        else:
+            lines.append(f"  extended card not fetched ({_bare(extended.get('reason'))})")
     lines += ["", f"Outcome: {outcome_text}"]
     incomplete = doc.get("incomplete")
     if isinstance(incomplete, dict):

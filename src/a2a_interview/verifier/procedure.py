@@ -50,6 +50,7 @@ from ..spec import FAILURES_IN_A_ROW, MAX_INTERFACES
 from .calls import Calls
 from .cards import card_variant, fetch_card
 from .client import ClientOptions, Interviewer
+from .extended import extended_card
 from .failures import (
     AddressRefused,
     InsecureURL,
@@ -171,6 +172,9 @@ class _Procedure:
             return
         if not usable:
             raise AddressRefused if refused else InsecureURL
+        await extended_card(
+            self.session, self.options, card, usable, state, request_id=self.calls.next_id()
+        )
         limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
         usable = bounded(usable, limit, "interfaces_not_asked", state)
 
@@ -345,6 +349,7 @@ async def verify(
         ),
         credentials=_credentials(opts.client),
         agent_name=card_name(last.card),  # peer text, never the agent's identity
+        extended_card=last.extended_card,
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)

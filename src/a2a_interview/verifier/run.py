@@ -23,7 +23,15 @@ import anyio.to_thread
 from ..cardsig import READINGS, Reading
 from ..checks import Advisory, Check, Conflict, Declared, run_statuses
 from ..ijson import JSONObject
-from ..record import CallRecord, CardSignature, Incomplete, Party, ProposalRecord, Run
+from ..record import (
+    CallRecord,
+    CardSignature,
+    ExtendedCard,
+    Incomplete,
+    Party,
+    ProposalRecord,
+    Run,
+)
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .client import ClientOptions
 from .failures import CAUSES, TransportFailure, without_credentials
@@ -158,6 +166,7 @@ class RunState:
     card: JSONObject | None = None
     card_digest: str | None = None
     signature: CardSignature | None = None
+    extended_card: ExtendedCard | None = None  # PROFILE §7: fetched, or why not
     not_offered: bool = False
     # Conflicts judged without asking anything (a card declaring the interview on no
     # interface able to carry it, PROFILE §7): persistent at once, no re-run.
