@@ -7,7 +7,6 @@ start an agent the way a user's CI does (test_ci_recipe.py)."""
 from __future__ import annotations
 
 import sys
-
 from typing import Any
 
 import uvicorn

@@ -413,6 +413,9 @@ class ResultRecord:
     agent_name: str | None = None
     # agent.extended_card (PROFILE §7): fetched or why not; None when none is offered.
     extended_card: ExtendedCard | None = None
+    # agent.card_signature.variants: the signature of each A2A-Version variant whose
+    # bytes differ from the default card's (PROFILE §7), by version.
+    variant_signatures: tuple[tuple[str, CardSignature], ...] = ()
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -433,6 +436,17 @@ class ResultRecord:
         """The last run's conflicts (the persistent ones, when non_conformant)."""
         return self.runs[-1].conflicts if self.runs else ()
 
+    def _card_signature(self) -> JSONObject | None:
+        if self.card_signature is None:
+            return None
+        out = self.card_signature.to_json()
+        if self.variant_signatures:
+            out["variants"] = [
+                {"version": version, **signature.to_json()}
+                for version, signature in self.variant_signatures
+            ]
+        return out
+
     def to_json(self) -> JSONObject:
         out: JSONObject = {
             "format": RESULT_FORMAT,
@@ -440,9 +454,7 @@ class ResultRecord:
                 "url": self.url,
                 "card_url": self.card_url,
                 "card_digest": self.card_digest,
-                "card_signature": (
-                    self.card_signature.to_json() if self.card_signature is not None else None
-                ),
+                "card_signature": self._card_signature(),
                 "keys": sorted(set(self.agent_keys)),
                 "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
                 # agent.name: the card's own name (peer text, never the identity)

@@ -208,7 +208,11 @@ def register(subparsers: Any) -> None:
                       "consistent")  # fmt: skip
     add_store_option(many, default=False)
     add_runner(many)
-    add_jwks(many, "pin the cards' keys (a JWK Set file); else each card's same-origin jku")
+    add_jwks(
+        many,
+        "pin the cards' keys (a JWK Set file): a card with no signature whose kid "
+        "is in it is checked against its own same-origin jku, as without the option",
+    )
     add_procedure(many)
     add_network(many, "each agent's whole procedure")
     creds = many.add_argument_group("credentials (each origin's sent to that origin only)")
@@ -545,7 +549,9 @@ def _verify_many(args: argparse.Namespace) -> int:
     workers = args.workers or default_workers()
     credentials = _read_credentials(args.credentials) if args.credentials else {}
     _warn_unmatched(credentials, urls)
-    options = verify_options(args, jwks=read_jwks(args.jwks))
+    # D-VERIFY-50: one set for many agents pins the cards it has keys for; the others
+    # are checked against their own jku.
+    options = verify_options(args, jwks=read_jwks(args.jwks), jwks_fallback=True)
     ledger = open_store(args.store) if args.store else None  # a bad store fails first
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()

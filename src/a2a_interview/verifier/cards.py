@@ -91,7 +91,9 @@ async def card_variant(
     if card_digest == default.digest:
         state.variants[version] = default
         return default
-    await card_signature(session, options, card, response.url, state)
+    signature = await card_signature(session, options, card, response.url, state)
+    if signature is not None:
+        state.variant_signatures[version] = signature
     declared = await verify_terms(session, options, card, state, primary=False)
     if declared is None:
         state.variants[version] = default

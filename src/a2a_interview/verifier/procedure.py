@@ -24,6 +24,7 @@ import contextlib
 import math
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -54,6 +55,7 @@ from .extended import extended_card
 from .failures import (
     AddressRefused,
     InsecureURL,
+    NotItsBinding,
     TransportFailure,
     without_credentials,
 )
@@ -186,9 +188,11 @@ class _Procedure:
         asked_twice: set[str] = set()
         interviewed = 0
         failure: TransportFailure | None = None
+        unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
         for interface in usable:
             self._progress(f"interface {interface.binding}")
             variant = await card_variant(self.session, self.options, interface, state)
+            before = (set(state.performed), dict(state.conflicts), len(state.advisories))
             try:
                 got = await interview(
                     self.calls, interface, variant.declared, state,
@@ -201,6 +205,17 @@ class _Procedure:
                 continue
             except Abandoned as abandoned:
                 failure = abandoned.failure or failure
+                if abandoned.failure is None and interface.url not in self.calls.answered:
+                    # Never an answer of its binding (an HTML page): judged as that page
+                    # at the card URL is, unreachable, and no check passed on it.
+                    state.performed, state.conflicts = before[0], before[1]
+                    del state.advisories[before[2] :]
+                    failure = failure or NotItsBinding().at(interface.url)
+                    abandoned = Abandoned(failure)
+                if abandoned.failure is not None and abandoned.failure.cause == "name":
+                    host = urlsplit(interface.url).hostname or ""
+                    unresolved.setdefault(host, []).append(interface.member)
+                    continue  # said once per host, below
                 state.advisories.append(
                     Advisory("interface", "abandoned", source=Source("card", interface.member),
                              value=FAILURES_IN_A_ROW,
@@ -217,10 +232,29 @@ class _Procedure:
                 if first[0] != interface.url:
                     where = Where(interface.url, question, skill)
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
+        for host, members in unresolved.items():
+            state.advisories.append(
+                Advisory("interface", "host_not_resolved",
+                         value={"host": host, "interfaces": members},
+                         detail="not interviewed: the host name of these interfaces did "
+                         "not resolve")
+            )  # fmt: skip
         if not interviewed:
+            if failure is not None and failure.cause == "name" and unresolved:
+                # Said once, plainly: a card naming example URLs served locally, say.
+                raise Stop(
+                    Incomplete("connect_failed", _UNRESOLVED, url=failure.url, cause="name")
+                )
             if failure is not None:
                 raise failure  # every interface failed at the transport: unreachable
             raise AddressRefused
+
+
+_UNRESOLVED = (
+    "the host name the card's interface URLs name did not resolve, so no interface "
+    "could be asked (a card with example URLs served locally: its interface URLs must "
+    "name where it is served)"
+)
 
 
 def _address_refused(interface: Interface) -> Advisory:
@@ -350,6 +384,7 @@ async def verify(
         credentials=_credentials(opts.client),
         agent_name=card_name(last.card),  # peer text, never the agent's identity
         extended_card=last.extended_card,
+        variant_signatures=tuple(sorted(last.variant_signatures.items())),
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)

@@ -64,7 +64,9 @@ class VerifyOptions:
 
     ``party``/``name``/``runner_seed``: who ran it (``runner_seed`` an nkey seed that
     signs the record). ``jwks``: pinned public JWKs (else the card's same-origin
-    ``jku`` is fetched). ``readings``: the card signature readings accepted.
+    ``jku`` is fetched); with ``jwks_fallback`` (verify-many: one set for many agents)
+    a card none of whose signatures has a key in it is checked against its own ``jku``.
+    ``readings``: the card signature readings accepted.
     ``require_signature``: an unsigned card, or one whose key is unavailable, is a
     ``card_signature`` conflict. ``total_timeout``: the deadline, seconds for the whole
     procedure, 429 waits and the re-run included (``None``: unbounded); when it passes
@@ -81,6 +83,7 @@ class VerifyOptions:
     name: str = "anonymous"
     runner_seed: str | None = None
     jwks: tuple[JSONObject, ...] | None = None
+    jwks_fallback: bool = False
     readings: tuple[Reading, ...] = READINGS
     require_signature: bool = False
     churn_delay: float = 2.0
@@ -186,6 +189,9 @@ class RunState:
     agent_nkeys: list[str] = field(default_factory=list)
     # PROFILE §7 card variants: each version's card fetched once per run ("": none).
     variants: dict[str, Variant] = field(default_factory=dict)
+    # The signature of each variant whose bytes differ from the default card's, by
+    # version: the record's headline names them beside the default card's (PROFILE §7).
+    variant_signatures: dict[str, CardSignature] = field(default_factory=dict)
     documents: dict[str, bytes | None] = field(default_factory=dict)  # proposals by url
     jwks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by jku
 
@@ -223,6 +229,8 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "fewer questions (--max-skills, --max-interfaces)",
     "unavailable": "a declared document's host answered 502, 503 or 504",
     "bad_encoding": "a body's Content-Encoding was stacked, unknown or corrupt",
+    "not_its_binding": "an interface answered, never in its binding (an HTML page at a "
+    "JSON-RPC URL, say): not the agent's A2A endpoint",
     "address_refused": "a URL names an address that is not public (see --allow-private)",
     "transport": "the exchange failed",
 }
