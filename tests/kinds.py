@@ -82,6 +82,8 @@ KINDS: dict[str, str] = {
     "test_ratelimit": "transport",
     "test_cli_serve": "transport",
     "test_cli_verify": "transport",
+    "test_profile_command": "behaviour",  # the profile shipped and printed
+    "test_release_recipe": "behaviour",  # install lines and the release workflow
     "test_verify_lows": "transport",  # small cases of stock agents, over loopback
     "test_extended_card": "transport",  # the extended card fetched, over loopback
     "test_credential_origins": "transport",  # where credentials go, over real sockets

@@ -77,9 +77,7 @@ async def test_an_html_interface_beside_a_working_one_is_an_advisory() -> None:
     with serve(factory) as origin:
         record = (await verify(origin, churn_delay=0)).to_json()
     assert record["outcome"] == "consistent"
-    assert [a["reason"] for a in record["advisories"] if a["code"] == "interface"] == [
-        "abandoned"
-    ]
+    assert [a["reason"] for a in record["advisories"] if a["code"] == "interface"] == ["abandoned"]
 
 
 class ByVersion:

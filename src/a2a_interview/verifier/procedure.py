@@ -242,9 +242,7 @@ class _Procedure:
         if not interviewed:
             if failure is not None and failure.cause == "name" and unresolved:
                 # Said once, plainly: a card naming example URLs served locally, say.
-                raise Stop(
-                    Incomplete("connect_failed", _UNRESOLVED, url=failure.url, cause="name")
-                )
+                raise Stop(Incomplete("connect_failed", _UNRESOLVED, url=failure.url, cause="name"))
             if failure is not None:
                 raise failure  # every interface failed at the transport: unreachable
             raise AddressRefused
