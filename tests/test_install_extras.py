@@ -79,7 +79,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert licence
         assert b"Apache License" in built_wheel.read(licence[0])
         # The profile the help texts cite travels too (`a2a-interview profile N`).
-        assert "a2a_interview/profile.md" in built_wheel.namelist()
+        assert "a2a_interview/" + "profile.md" in built_wheel.namelist()
     return path
 
 

@@ -1,5 +1,5 @@
 """The profile ships with the package: help texts cite ``docs/profile.md §N``, which an
-installed wheel does not hold, so ``a2a_interview/profile.md`` is a copy of it (held
+installed wheel does not hold, so ``src/a2a_interview/profile.md`` is a copy of it (held
 identical here: after editing docs/profile.md, ``cp docs/profile.md
 src/a2a_interview/profile.md``) and ``a2a-interview profile [N]`` prints it (PROFILE §9:
 the command line; docs/decisions.md D-EXTRAS-4)."""

@@ -1,7 +1,7 @@
 """``profile [N]``: the implementation profile, shipped with the package.
 
 Help texts cite ``docs/profile.md §N``; an installed wheel holds no ``docs/``, so the
-profile travels as package data (``a2a_interview/profile.md``, a copy of
+profile travels as package data (``src/a2a_interview/profile.md``, a copy of
 ``docs/profile.md`` that ``tests/test_profile_command.py`` holds identical) and this
 command prints it: the whole, one section (``7``, ``3b``) or one numbered rule of a
 section (``3.10``). An unknown section is a usage error naming those there are.
