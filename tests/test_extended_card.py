@@ -162,3 +162,69 @@ def test_both_spellings_of_the_offer_and_both_versions_of_the_call() -> None:
     _url, body, headers = _request(current, 5)
     assert json.loads(body or b"")["method"] == "GetExtendedAgentCard"
     assert ("A2A-Version", "1.0") in headers
+
+
+def _sdk_agent(origin: str, *, rest_only: bool = False) -> Any:
+    """A stock a2a-sdk 1.x agent offering an extended card with one more skill, through
+    the interview's a2a-sdk routes (as the README builds one)."""
+    from a2a.helpers import new_text_message
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+    from starlette.applications import Starlette
+
+    from a2a_interview.server.sdk import agent_extension, interview_routes
+
+    class Echo(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            await event_queue.enqueue_event(new_text_message("echo"))
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    interfaces = [
+        AgentInterface(url=origin + JSONRPC_PATH, protocol_binding="JSONRPC",
+                       protocol_version="1.0"),
+        AgentInterface(url=origin + REST_PATH, protocol_binding="HTTP+JSON",
+                       protocol_version="1.0"),
+    ][1 if rest_only else 0 :]  # fmt: skip
+    echo = AgentSkill(id="echo", name="Echo", description="Says it back", tags=["echo"])
+    private = AgentSkill(id="private-audit", name="Audit", description="Members", tags=["a"])
+
+    def card(skills: list[Any]) -> Any:
+        return AgentCard(
+            name="Echo", description="Says back what it is told", version="1.0.0",
+            supported_interfaces=interfaces,
+            capabilities=AgentCapabilities(extensions=[agent_extension()],
+                                           extended_agent_card=True),
+            default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+            skills=skills,
+        )  # fmt: skip
+
+    public = card([echo])
+    handler = DefaultRequestHandler(
+        Echo(), InMemoryTaskStore(), agent_card=public, extended_agent_card=card([echo, private])
+    )
+    routes = interview_routes(
+        public,
+        jsonrpc_routes=create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
+        rest_routes=create_rest_routes(handler, path_prefix=REST_PATH),
+    )
+    return Starlette(routes=routes)
+
+
+@pytest.mark.parametrize("rest_only", [False, True], ids=["jsonrpc", "http_json"])
+async def test_a_stock_a2a_sdk_agent_s_extended_card_is_fetched(rest_only: bool) -> None:
+    # What the SDK produces by default: GetExtendedAgentCard's result is the card itself,
+    # GET {url}/extendedAgentCard its body.
+    with serve(lambda o: _sdk_agent(o, rest_only=rest_only)) as origin:
+        record = (await verify(origin, _with(BEARER))).to_json()
+    assert record["outcome"] == "consistent"
+    extended = record["agent"]["extended_card"]
+    assert extended["fetched"] is True
+    assert extended["url"].endswith("/extendedAgentCard" if rest_only else JSONRPC_PATH)
+    (advisory,) = [a for a in record["advisories"] if a["code"] == "extended_card"]
+    assert advisory["value"] == ["private-audit"]
