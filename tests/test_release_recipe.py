@@ -38,7 +38,7 @@ def test_the_release_builds_checks_tries_then_publishes() -> None:
     assert "python -m build" in build
     assert "twine check --strict dist/*" in build
     assert '"v$version" = "$GITHUB_REF_NAME"' in build  # the tag names pyproject's version
-    assert "pip install dist/*.whl" in build and "a2a-interview profile 7" in build
+    assert 'pip" install dist/*.whl' in build and 'a2a-interview" profile 7' in build
     publish = jobs["publish"]
     assert publish["needs"] == "build"
     assert publish["permissions"] == {"id-token": "write"}  # trusted publishing, no token
