@@ -86,6 +86,12 @@ KINDS: dict[str, str] = {
     "test_ratelimit": "transport",
     "test_cli_serve": "transport",
     "test_cli_verify": "transport",
+    "test_profile_command": "behaviour",  # the profile shipped and printed
+    "test_release_recipe": "behaviour",  # install lines and the release workflow
+    "test_verify_lows": "transport",  # small cases of stock agents, over loopback
+    "test_extended_card": "transport",  # the extended card fetched, over loopback
+    "test_credential_origins": "transport",  # where credentials go, over real sockets
+    "test_ask_failures": "transport",  # ask's failures, a gRPC-only card, over loopback
     "test_demo": "transport",
     "test_evidence": "transport",
     "test_verify_run": "transport",  # card variants, bounds and causes over loopback

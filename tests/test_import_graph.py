@@ -169,7 +169,7 @@ PART_ORDERS: dict[str, list[str]] = {
         "serving",
     ],
     # verifier/ (client.py and procedure.py split): the client's parts, the client, the
-    # procedure's steps, the procedure, verify-many.
+    # procedure's steps, one question asked once, the procedure, verify-many.
     "a2a_interview.verifier": [
         "wire",
         "failures",
@@ -183,6 +183,8 @@ PART_ORDERS: dict[str, list[str]] = {
         "signatures",
         "proposals",
         "cards",
+        "extended",
+        "asking",
         "procedure",
         "many",
     ],

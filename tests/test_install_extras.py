@@ -78,6 +78,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         licence = [n for n in built_wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
         assert licence
         assert b"Apache License" in built_wheel.read(licence[0])
+        # The profile the help texts cite travels too (`a2a-interview profile N`).
+        assert "a2a_interview/" + "profile.md" in built_wheel.namelist()
     return path
 
 
@@ -121,6 +123,7 @@ def _invocations(files: Path, busy: int) -> list[tuple[list[str], list[str], set
     urls.write_text(down + "\n")
     return [
         (["keygen"], [], {0}),
+        (["profile", "7"], [], {0}),  # docs/profile.md shipped as package data
         (["card", "sign", str(card), "--key", str(key), "--kid", "k",
           "--out", str(files / "signed.json")], [], {0}),
         (["card", "verify", str(card)], [], {1}),  # unsigned: does not verify

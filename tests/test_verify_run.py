@@ -240,10 +240,13 @@ async def test_an_interface_answering_html_404s_is_abandoned_after_three() -> No
         serve(lambda o: honest(o, edit_card=_interfaces_at(foreign, 8))) as origin,
     ):
         document = await verified(origin)
-    assert document["outcome"] == "non_conformant"
+    # PROFILE §7: interfaces that never answered in their binding are judged as an HTML
+    # page at the card URL is, unreachable: no conflict, so no re-run.
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "not_its_binding"
     abandoned = [a for a in document["advisories"] if a["reason"] == "abandoned"]
     assert len(abandoned) == 8
-    assert seen["requests"] == 2 * 8 * 3  # two runs, three calls on each interface
+    assert seen["requests"] == 8 * 3  # one run, three calls on each interface
 
 
 async def test_at_most_16_interfaces_are_interviewed_whatever_is_asked() -> None:
@@ -254,7 +257,7 @@ async def test_at_most_16_interfaces_are_interviewed_whatever_is_asked() -> None
         document = await verified(origin, max_interfaces=None)
     (advisory,) = [a for a in document["advisories"] if a["reason"] == "interfaces_not_asked"]
     assert advisory["value"] == 20 - MAX_INTERFACES
-    assert seen["requests"] == 2 * MAX_INTERFACES * 3
+    assert seen["requests"] == MAX_INTERFACES * 3  # one run: unreachable, no re-run
 
 
 async def test_a_spent_request_budget_ends_the_run_saying_what_to_change() -> None:

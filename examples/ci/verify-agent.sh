@@ -14,13 +14,18 @@
 #                record.json (the result record: docs/profile.md §8),
 #                report.txt (the report for people), agent.log (the agent's output)
 #   WAIT         seconds to wait for the agent's card to be served (default: 60)
-#   VERIFY_ARGS  more options for `a2a-interview verify`, e.g. "--deadline 300
-#                --require-signature" or "--as platform --name CI --runner-key ci.seed"
+#   VERIFY_ARGS  more options for `a2a-interview verify`, e.g. "--deadline 300" or
+#                "--jwks keys.json" or "--as platform --name CI --runner-key ci.seed"
+#   REQUIRE_SIGNATURE  1 (default): `verify --require-signature`, so a card that is
+#                unsigned, or whose signature cannot be checked (no jku, no --jwks),
+#                fails (exit 1); 0: such a card passes with an advisory (the way out
+#                for an agent whose card is not signed yet; docs/ci.md)
 #   A2A_INTERVIEW  the command to run (default: a2a-interview)
 #
 # Exit codes (those of `a2a-interview verify`; docs/ci.md says what to do with each):
 #   0  consistent (or churn: a conflict that vanished on the re-run)   -> pass
-#   1  non_conformant: the agent's answers contradict what it declared -> fail
+#   1  non_conformant: the agent's answers contradict what it declared,
+#      or (REQUIRE_SIGNATURE=1) its card signature cannot be checked   -> fail
 #   2  usage error: bad options or arguments of this script or verify  -> fail
 #   3  unreachable or could not complete; also: the agent never served its card
 #      within WAIT seconds, or exited before it did                    -> fail
@@ -36,6 +41,11 @@ shift
 out=${OUT:-a2a-interview-results}
 wait_s=${WAIT:-60}
 cli=${A2A_INTERVIEW:-a2a-interview}
+case ${REQUIRE_SIGNATURE:-1} in
+    1) signature=--require-signature ;;
+    0) signature="" ;;
+    *) echo "verify-agent: REQUIRE_SIGNATURE is 1 or 0" >&2; exit 2 ;;
+esac
 mkdir -p "$out" || exit 2
 
 case $url in
@@ -88,12 +98,13 @@ done
 
 # shellcheck disable=SC2086  # VERIFY_ARGS is a list of options, split on purpose
 "$cli" verify "$url" --junit "$out/junit.xml" --record "$out/record.json" \
-    ${VERIFY_ARGS:-} >"$out/report.txt"
+    $signature ${VERIFY_ARGS:-} >"$out/report.txt"
 status=$?
 cat "$out/report.txt"
 case $status in
     0) echo "verify-agent: consistent (exit 0)" >&2 ;;
-    1) echo "verify-agent: NON-CONFORMANT: answers contradict the declarations (exit 1)" >&2 ;;
+    1) echo "verify-agent: NON-CONFORMANT: answers contradict the declarations, or the card" \
+           "signature cannot be checked (exit 1; report.txt says which)" >&2 ;;
     2) echo "verify-agent: usage error (exit 2)" >&2 ;;
     3) echo "verify-agent: unreachable or could not complete (exit 3)" >&2 ;;
     4) echo "verify-agent: the card does not declare the interview (exit 4)" >&2 ;;

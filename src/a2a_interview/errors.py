@@ -38,7 +38,10 @@ No message interpolates a declared document or anything a peer sent.
     │   ├── AddressRefused              address_refused (not a public address)
     │   └── DeadlineExceeded            deadline       (the overall deadline passed)
     ├── verify.NotOffered               not_offered
+    ├── verify.NoInterface              no_interface   (gRPC only: nothing to ask on)
+    ├── verify.NotAnswered              not_answered   (ask: not a well-formed result)
     ├── verify.AuthenticationRequired   authentication_required
+    │   └── CredentialsNotSent          credentials_not_sent (an origin sent none)
     └── server.proxy.ProxyError         proxy          (cannot start, or read upstream)
 """
 

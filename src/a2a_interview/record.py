@@ -239,14 +239,18 @@ class Credentials:
     never their values (docs/decisions.md D-CLI-4c). ``kind`` is ``none``
     (nothing sent), ``bearer`` / ``basic`` (an ``Authorization`` header of that scheme),
     ``authorization`` (another scheme) or ``header`` (only other headers, such as an API
-    key's); ``headers`` the names sent, lowercased and sorted."""
+    key's); ``headers`` the names sent, lowercased and sorted; ``origins`` the further
+    origins (``scheme://host:port``) the user named for them beside the agent's own
+    (PROFILE §7; a member only when there are some, so older records read the same)."""
 
     kind: CredentialKind = "none"
     headers: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, headers: Iterable[tuple[str, str]]) -> Credentials:
-        """What a record says of the credential ``headers`` (name, value) a run sent."""
+    def of(cls, headers: Iterable[tuple[str, str]], origins: Iterable[str] = ()) -> Credentials:
+        """What a record says of the credential ``headers`` (name, value) a run sent,
+        and of the further ``origins`` they were sent to."""
         pairs = [(name.lower(), value) for name, value in headers]
         names = tuple(sorted({name for name, _ in pairs}))
         if not pairs:
@@ -256,10 +260,13 @@ class Credentials:
                       None)  # fmt: skip
         if scheme is not None:
             kind = scheme if scheme in ("bearer", "basic") else "authorization"  # type: ignore[assignment]
-        return cls(kind, names)
+        return cls(kind, names, tuple(sorted(set(origins))))
 
     def to_json(self) -> JSONObject:
-        return {"kind": self.kind, "headers": list(self.headers)}
+        out: JSONObject = {"kind": self.kind, "headers": list(self.headers)}
+        if self.origins:
+            out["origins"] = list(self.origins)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +306,30 @@ class ProposalRecord:
     def to_json(self) -> JSONObject:
         return {"url": self.url, "digest": self.digest, "result": self.result,
                 "signer": self.signer}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ExtendedCard:
+    """``agent.extended_card`` (PROFILE §7): whether the verifier fetched the extended
+    card the agent's card offers (``fetched``), its ``digest`` (sha256 over its JCS
+    bytes) when it did, else the ``reason`` it did not (``no_credentials``,
+    ``credentials_not_sent``, ``no_interface``, ``http_status``, ``error_response``,
+    ``unreadable``, or a transport code), with the ``url`` asked and the HTTP
+    ``status`` where there was one. Absent from a record when the card offers none."""
+
+    fetched: bool
+    digest: str | None = None
+    reason: str | None = None
+    url: str | None = None
+    status: int | None = None
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"fetched": self.fetched}
+        for name in ("digest", "reason", "url", "status"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +411,11 @@ class ResultRecord:
     listed_keys: tuple[str, ...] = ()
     # agent.name: the card's own name (card_name), None when no card was read.
     agent_name: str | None = None
+    # agent.extended_card (PROFILE §7): fetched or why not; None when none is offered.
+    extended_card: ExtendedCard | None = None
+    # agent.card_signature.variants: the signature of each A2A-Version variant whose
+    # bytes differ from the default card's (PROFILE §7), by version.
+    variant_signatures: tuple[tuple[str, CardSignature], ...] = ()
 
     signatures: tuple[tuple[str, str], ...] = ()
 
@@ -400,6 +436,17 @@ class ResultRecord:
         """The last run's conflicts (the persistent ones, when non_conformant)."""
         return self.runs[-1].conflicts if self.runs else ()
 
+    def _card_signature(self) -> JSONObject | None:
+        if self.card_signature is None:
+            return None
+        out = self.card_signature.to_json()
+        if self.variant_signatures:
+            out["variants"] = [
+                {"version": version, **signature.to_json()}
+                for version, signature in self.variant_signatures
+            ]
+        return out
+
     def to_json(self) -> JSONObject:
         out: JSONObject = {
             "format": RESULT_FORMAT,
@@ -407,13 +454,16 @@ class ResultRecord:
                 "url": self.url,
                 "card_url": self.card_url,
                 "card_digest": self.card_digest,
-                "card_signature": (
-                    self.card_signature.to_json() if self.card_signature is not None else None
-                ),
+                "card_signature": self._card_signature(),
                 "keys": sorted(set(self.agent_keys)),
                 "listed_keys": sorted(set(self.listed_keys) - set(self.agent_keys)),
                 # agent.name: the card's own name (peer text, never the identity)
                 **({"name": self.agent_name} if self.agent_name is not None else {}),
+                **(
+                    {"extended_card": self.extended_card.to_json()}
+                    if self.extended_card is not None
+                    else {}
+                ),
             },
             "ran_by": self.ran_by.to_json(),
             "standing": "claim",

@@ -168,12 +168,22 @@ def _card_signature(doc: Mapping[str, Any]) -> str:
     sig = _get(doc, "agent", "card_signature")
     if not isinstance(sig, dict):
         return "Card signature: not checked (no card was read)"
+    variants = [v for v in _list(sig.get("variants")) if isinstance(v, dict)]
+    if not variants:
+        return _one_signature(sig, "Card signature")
+    # PROFILE §7: each variant's own signature, never one variant's for all of them.
+    lines = [_one_signature(sig, "Card signature (the card served without A2A-Version)")]
+    lines += [_one_signature(v, f"  A2A-Version {_bare(v.get('version'))} card") for v in variants]
+    return "\n".join(lines)
+
+
+def _one_signature(sig: Mapping[str, Any], label: str) -> str:
     status = _bare(sig.get("status"))
     if sig.get("status") != "verified":
-        return f"Card signature: {status}"
+        return f"{label}: {status}"
     readings = _list(sig.get("readings"))
     others = [r for r in readings if r != sig.get("reading")]
-    text = f"Card signature: verified under the {show(sig.get('reading'))} reading"
+    text = f"{label}: verified under the {show(sig.get('reading'))} reading"
     if others:
         text += f" (also: {', '.join(_bare(r) for r in others)})"
     text += f"; kid {show(sig.get('kid'))}; key from {_bare(sig.get('key_source'))}"
@@ -194,6 +204,14 @@ def _advisory_text(item: Mapping[str, Any]) -> str | None:
             what = f"HTTP {status}" if isinstance(status, int) else "no HTTP status"
             instead = "404"
         return f"the host answered the inactive probe with {what} instead of {instead} (advisory)"
+    if (item.get("code"), item.get("reason")) == ("interface", "abandoned"):
+        count = item.get("value")
+        times = f"{count} " if isinstance(count, int) and not isinstance(count, bool) else ""
+        return f"abandoned for the run after {times}failures in a row"
+    if (item.get("code"), item.get("reason")) == ("interface", "host_not_resolved"):
+        value = _obj(item.get("value"))
+        named = len(_list(value.get("interfaces")))
+        return f"{show(value.get('host'))} did not resolve; {named} interface(s) not asked"
     if (item.get("code"), item.get("reason")) == ("card_signature", "null_header_member"):
         return "a protected header member is null; read as absent (PROFILE §6.6)"
     return None
@@ -213,6 +231,12 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
         lines.append(f"  card {_bare(_get(doc, 'agent', 'card_url'))}")
     if _get(doc, "agent", "card_digest"):
         lines.append(f"  card digest {_bare(_get(doc, 'agent', 'card_digest'))}")
+    extended = _get(doc, "agent", "extended_card")
+    if isinstance(extended, dict):  # PROFILE §7: fetched, or why not
+        if extended.get("fetched") is True:
+            lines.append(f"  extended card {_bare(extended.get('digest'))}")
+        else:
+            lines.append(f"  extended card not fetched ({_bare(extended.get('reason'))})")
     lines += ["", f"Outcome: {outcome_text}"]
     incomplete = doc.get("incomplete")
     if isinstance(incomplete, dict):

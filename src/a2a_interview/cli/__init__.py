@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 # Command modules, in --help order. Each defines register(subparsers).
-_GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger")
+_GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger", "profile")
 
 EPILOG = """\
 exit codes: 0 ok (consistent, churn, verified, evidence) ·
@@ -64,8 +64,8 @@ interviews it and prints the report (pip install 'a2a-interview[sdk]' first).
 Extras: demo needs a2a-interview[sdk], proxy [server], ledger and worker [ledger]
 (--redis: [redis]); the other commands none. A missing one is named in one line.
 
-Citations: docs/profile.md §N is the implementation profile, in the project's
-repository. The drafts: the interview draft §N,
+Citations: docs/profile.md §N is the implementation profile, shipped with the
+package: `a2a-interview profile N` prints §N. The drafts: the interview draft §N,
 https://agentsow.com/extensions/a2a-interview/v1; terms §N, the terms extension,
 https://agentsow.com/extensions/a2a-terms/v1; A2A §N, the A2A 1.0 specification,
 https://a2a-protocol.org/latest/specification/."""

@@ -6,8 +6,9 @@ the command modules all import (``verify``, ``ask``, ``verify-many``, ``ledger``
   ``--runners`` (``add_runners_option``, ``load_runners``);
 - the verifier: who ran it (``add_runner``, ``runner_seed``), the procedure
   (``add_procedure``), the network (``add_network``), credentials (``add_credentials``,
-  ``credential_headers``, ``parse_header``), card keys (``read_jwks``), and ``verify_options``, the
-  ``VerifyOptions`` they make together.
+  ``credential_headers``, ``credential_origins``, ``parse_header``, ``parse_origin``),
+  card keys (``read_jwks``), and ``verify_options``, the ``VerifyOptions`` they make
+  together.
 """
 
 from __future__ import annotations
@@ -153,6 +154,42 @@ def credential_headers(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
+def parse_origin(text: str, where: str) -> str:
+    """An origin the user names (``scheme://host[:port]``, http or https, nothing
+    after it), returned as ``scheme://host:port``; else a usage error naming ``where``."""
+    from urllib.parse import urlsplit
+
+    from ..verifier.urls import origin_text
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])") from None
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])")
+    return origin_text(text)
+
+
+def credential_origins(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--credentials-origin ORIGIN`` (repeatable, PROFILE §7): further origins the
+    credentials go to, beside the URL's own; only with credentials to send."""
+    named = tuple(
+        parse_origin(text, "--credentials-origin") for text in args.credentials_origin or ()
+    )
+    if named and not (args.header or args.bearer_env):
+        raise UsageError("--credentials-origin names where credentials go: give them with "
+                         "--header or --bearer-env")  # fmt: skip
+    return named
+
+
 def seconds(text: str) -> float:
     try:
         value = float(text)
@@ -267,7 +304,10 @@ def add_jwks(parser: argparse.ArgumentParser, otherwise: str) -> None:
 
 
 def add_credentials(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("credentials (sent to the URL's own origin only)")
+    group = parser.add_argument_group(
+        "credentials (sent to the URL's own origin and the origins named with "
+        "--credentials-origin, nowhere else)"
+    )
     group.add_argument(
         "--header", action="append", metavar="NAME:VALUE",
         help="a request header, e.g. 'Authorization: Bearer ...' (repeatable)",
@@ -275,6 +315,12 @@ def add_credentials(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--bearer-env", metavar="VAR",
         help="send 'Authorization: Bearer $VAR' (the token stays out of your shell history)",
+    )  # fmt: skip
+    group.add_argument(
+        "--credentials-origin", action="append", metavar="ORIGIN",
+        help="also send the credentials to ORIGIN (scheme://host[:port]; repeatable): an "
+        "agent whose interfaces are on another origin than its card, such as "
+        "https://api.example beside https://www.example (docs/profile.md §7)",
     )  # fmt: skip
 
 
@@ -316,6 +362,7 @@ def verify_options(args: argparse.Namespace, **extra: Any) -> Any:
     from ..verifier.procedure import VerifyOptions
 
     headers = credential_headers(args) if hasattr(args, "header") else ()
+    origins = credential_origins(args) if hasattr(args, "credentials_origin") else ()
     return VerifyOptions(
         party=args.party,
         name=args.name,
@@ -324,7 +371,10 @@ def verify_options(args: argparse.Namespace, **extra: Any) -> Any:
         require_signature=args.require_signature,
         churn_delay=args.churn_delay,
         client=ClientOptions(
-            timeout=args.timeout, headers=headers, allow_private=args.allow_private
+            timeout=args.timeout,
+            headers=headers,
+            allow_private=args.allow_private,
+            credential_origins=origins,
         ),
         total_timeout=args.deadline,
         max_skills=args.max_skills,

@@ -32,10 +32,12 @@ from .options import (
     add_runner,
     add_store_option,
     credential_headers,
+    credential_origins,
     deadline,
     keep,
     open_store,
     parse_header,
+    parse_origin,
     positive,
     read_jwks,
     seconds,
@@ -65,6 +67,8 @@ examples:
       --runner-key acme.seed --record result.json --junit junit.xml
   a2a-interview verify https://agent.internal.example --allow-private --deadline 300
   API_TOKEN=... a2a-interview verify https://agent.example --bearer-env API_TOKEN
+  API_TOKEN=... a2a-interview verify https://www.agent.example --bearer-env API_TOKEN \\
+      --credentials-origin https://api.agent.example
 
 The report says, check by check, what passed and what failed, each conflict with the
 declared value expected and the value the agent gave, the card signature and the
@@ -99,12 +103,18 @@ public are refused unless --allow-private, so a list from strangers cannot make 
 machine scan its own network.
 
 --credentials FILE is a JSON object from origins to what to send there; each agent
-gets only the credentials of its own URL's origin, sent to that origin only:
+gets only the credentials of its own URL's origin, sent to that origin and to the
+origins its entry names in "origins" (an agent whose card is on www and whose
+interfaces are on api), nowhere else:
   {"https://agents.example": {"bearer_env": "AGENTS_TOKEN"},
    "https://other.example:8443": {"header_env": {"X-API-Key": "OTHER_KEY"}},
-   "https://third.example": {"headers": {"X-API-Key": "the key itself"}}}
-Each record says which kind was sent (credentials.kind: none, bearer, basic,
-authorization, header), never its value.
+   "https://third.example": {"headers": {"X-API-Key": "the key itself"}},
+   "https://www.fourth.example": {"bearer_env": "FOURTH_TOKEN",
+                                  "origins": ["https://api.fourth.example"]}}
+An origin that no listed agent's URL is on is a warning (its credentials go nowhere;
+an interface origin belongs in the "origins" of its agent's entry). Each record says
+which kind was sent (credentials.kind: none, bearer, basic, authorization, header) and
+where else (credentials.origins), never its value.
 
 exit codes: 0 none failed · 1 some agent non_conformant · 2 usage error ·
 3 some agent unreachable (and none non_conformant)"""
@@ -198,7 +208,11 @@ def register(subparsers: Any) -> None:
                       "consistent")  # fmt: skip
     add_store_option(many, default=False)
     add_runner(many)
-    add_jwks(many, "pin the cards' keys (a JWK Set file); else each card's same-origin jku")
+    add_jwks(
+        many,
+        "pin the cards' keys (a JWK Set file): a card with no signature whose kid "
+        "is in it is checked against its own same-origin jku, as without the option",
+    )
     add_procedure(many)
     add_network(many, "each agent's whole procedure")
     creds = many.add_argument_group("credentials (each origin's sent to that origin only)")
@@ -273,26 +287,45 @@ def _verify(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------
 # ask
 
+_VERSION_HINT: Final = (
+    " (the agent refused the call's A2A-Version, docs/profile.md §3.10: the version of "
+    "the interface asked is the one its card declares)"
+)
+
 
 def _ask(args: argparse.Namespace) -> int:
     import anyio
 
     from ..errors import DeclarationError, IngressError
     from ..report import show
-    from ..spec import SELECTOR_QUESTIONS
+    from ..spec import RPC_VERSION_NOT_SUPPORTED, SELECTOR_QUESTIONS
+    from ..verifier.asking import (
+        AuthenticationRequired,
+        CredentialsNotSent,
+        NoInterface,
+        NotAnswered,
+        NotOffered,
+        ask,
+    )
     from ..verifier.client import ClientOptions, TransportFailure
-    from ..verifier.procedure import AuthenticationRequired, NotOffered, ask
 
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
         raise UsageError("--skill applies to usage and terms only")
     options = ClientOptions(
-        timeout=args.timeout, headers=credential_headers(args), allow_private=args.allow_private
-    )
+        timeout=args.timeout, headers=credential_headers(args), allow_private=args.allow_private,
+        credential_origins=credential_origins(args),
+    )  # fmt: skip
     try:
         result = anyio.run(
             lambda: ask(url, args.question, args.skill, options=options, deadline=args.deadline)
         )
+    except CredentialsNotSent as exc:
+        # PROFILE §7: not the agent refusing the credentials given; say where to send them.
+        print(f"a2a-interview: unreachable: {show(exc.origin)} requires authentication and was "
+              "sent no credentials: name it with --credentials-origin "
+              "[credentials_not_sent]", file=sys.stderr)  # fmt: skip
+        return EXIT_UNREACHABLE
     except AuthenticationRequired as exc:
         names = ", ".join(show(s) for s in exc.schemes) or "none"
         print(f"a2a-interview: authentication required (securitySchemes: {names})",
@@ -301,6 +334,17 @@ def _ask(args: argparse.Namespace) -> int:
     except NotOffered as exc:
         print(f"a2a-interview: not offered: {exc}", file=sys.stderr)
         return EXIT_NOT_OFFERED
+    except NoInterface as exc:
+        # PROFILE §7: what verify says of the same card (non_conformant, declaration).
+        print(f"a2a-interview: non_conformant: {exc} (gRPC only: the interview is asked on "
+              "JSONRPC or HTTP+JSON) [no_interface]", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    except NotAnswered as exc:
+        code = f", JSON-RPC error {exc.error_code}" if exc.error_code is not None else ""
+        hint = _VERSION_HINT if exc.error_code == RPC_VERSION_NOT_SUPPORTED[0] else ""
+        print(f"a2a-interview: not a well-formed result: {exc}{code} [{exc.reason}]{hint}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
     except TransportFailure as exc:
         from ..report import show
 
@@ -317,12 +361,8 @@ def _ask(args: argparse.Namespace) -> int:
         return EXIT_UNREACHABLE
     except Exception as exc:
         return _internal(exc)
-    read = result.read
-    if read.problem is not None or read.canonical is None:
-        reason, detail = read.problem or ("no_result", "no result")
-        print(f"a2a-interview: not a well-formed result: {detail} [{reason}]", file=sys.stderr)
-        return EXIT_FAILED
-    sys.stdout.buffer.write(read.canonical + b"\n")
+    assert result.read.canonical is not None  # ask returns well-formed results only
+    sys.stdout.buffer.write(result.read.canonical + b"\n")
     sys.stdout.flush()
     return EXIT_OK
 
@@ -350,7 +390,7 @@ def _read_urls(path: str) -> list[str]:
     return urls
 
 
-_CREDENTIAL_MEMBERS: Final = frozenset({"bearer_env", "header_env", "headers"})
+_CREDENTIAL_MEMBERS: Final = frozenset({"bearer_env", "header_env", "headers", "origins"})
 
 
 def _env(variable: Any, where: str) -> str:
@@ -364,31 +404,14 @@ def _env(variable: Any, where: str) -> str:
     return value
 
 
-def _origin_key(text: str, where: str) -> tuple[str, str, int]:
-    from ..verifier.client import origin
-
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])") from None
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.path not in ("", "/")
-        or parts.query
-        or parts.fragment
-        or "@" in parts.netloc
-    ):
-        raise UsageError(f"{where}: {text!r} is not an origin (scheme://host[:port])")
-    return origin(text)
-
-
-def _read_credentials(path: str) -> dict[tuple[str, str, int], tuple[tuple[str, str], ...]]:
-    """``--credentials FILE``: origin -> headers, every value read now (a variable that is
-    not set is a usage error before any agent is contacted)."""
+def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
+    """``--credentials FILE``: origin -> ``Given`` (headers, further origins), every value
+    read now (a variable that is not set is a usage error before any agent is
+    contacted)."""
     from ..errors import IngressError
     from ..ijson import loads
+    from ..verifier.client import origin
+    from ..verifier.many import Given
 
     try:
         document = loads(read_input(path, "credentials file"))
@@ -396,14 +419,18 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], tuple[tuple[str, 
         raise UsageError(f"--credentials {path!r} is not strict JSON [{exc.code}]") from None
     if not isinstance(document, dict):
         raise UsageError(f"--credentials {path!r}: a JSON object from origins to credentials")
-    found: dict[tuple[str, str, int], tuple[tuple[str, str], ...]] = {}
+    found: dict[tuple[str, str, int], Any] = {}
     for key, entry in document.items():
         where = f"--credentials {path!r}, {key!r}"
-        origin_key = _origin_key(key, where)
+        origin_key = origin(parse_origin(key, where))
         if origin_key in found:
             raise UsageError(f"{where}: the origin is named twice")
         if not isinstance(entry, dict) or not entry or set(entry) - _CREDENTIAL_MEMBERS:
-            raise UsageError(f"{where}: an object of bearer_env, header_env, headers")
+            raise UsageError(f"{where}: an object of bearer_env, header_env, headers, origins")
+        further = entry.get("origins", [])
+        if not isinstance(further, list) or not all(isinstance(o, str) for o in further):
+            raise UsageError(f"{where}: origins is a list of origins (scheme://host[:port])")
+        origins = tuple(dict.fromkeys(parse_origin(o, where) for o in further))
         headers: list[tuple[str, str]] = []
         if "bearer_env" in entry:
             headers.append(("Authorization", "Bearer " + _env(entry["bearer_env"], where)))
@@ -419,11 +446,29 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], tuple[tuple[str, 
                     headers.append(parse_header(f"{name}:{value}"))
                 except UsageError as exc:
                     raise UsageError(f"{where}: {exc}") from None
+        if not headers:
+            raise UsageError(f"{where}: no credentials (bearer_env, header_env, headers)")
         names = [n.lower() for n, _ in headers]
         if len(set(names)) != len(names):
             raise UsageError(f"{where}: a header is given twice")
-        found[origin_key] = tuple(headers)
+        found[origin_key] = Given(tuple(headers), origins)
     return found
+
+
+def _warn_unmatched(credentials: dict[tuple[str, str, int], Any], urls: Sequence[str]) -> None:
+    """An origin of ``--credentials`` that no agent's URL is on: its credentials go
+    nowhere, which is most likely a mistake (an interface origin listed on its own)."""
+    from ..verifier.many import origin_of
+
+    used = {origin_of(url) for url in urls}
+    for key in credentials:
+        if key not in used:
+            scheme, host, port = key
+            named = f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+            print(f"a2a-interview: warning: --credentials names {named}, which no agent's URL "
+                  "is on: its credentials are sent nowhere (an origin an agent's interfaces "
+                  "are on goes in the \"origins\" of that agent's entry)",
+                  file=sys.stderr)  # fmt: skip
 
 
 def _wrapped(text: str, width: int, indent: str) -> list[str]:
@@ -503,7 +548,10 @@ def _verify_many(args: argparse.Namespace) -> int:
     urls = _read_urls(args.file)
     workers = args.workers or default_workers()
     credentials = _read_credentials(args.credentials) if args.credentials else {}
-    options = verify_options(args, jwks=read_jwks(args.jwks))
+    _warn_unmatched(credentials, urls)
+    # D-VERIFY-50: one set for many agents pins the cards it has keys for; the others
+    # are checked against their own jku.
+    options = verify_options(args, jwks=read_jwks(args.jwks), jwks_fallback=True)
     ledger = open_store(args.store) if args.store else None  # a bad store fails first
     documents: list[Any] = [None] * len(urls)
     started = time.monotonic()

@@ -4,7 +4,8 @@ A driver family around the pure checks (``a2a_interview.checks``) and the record
 (``a2a_interview.record``): ``client`` moves bytes with bounds (its parts ``failures``,
 ``urls``, ``addresses``, ``bodies``; ``wire`` its own exchanges), ``procedure`` runs the
 draft's §8 procedure (its steps ``run``, ``cards``, ``signatures``, ``proposals``,
-``questions``, ``calls``). Needs the ``client`` extra (``pip install 'a2a-interview[client]'``).
+``questions``, ``calls``), ``asking`` asks one question once. Needs the ``client``
+extra (``pip install 'a2a-interview[client]'``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from .procedure import (
     AskResult,
     AuthenticationRequired,
+    CredentialsNotSent,
+    NoInterface,
+    NotAnswered,
     NotOffered,
     VerifyOptions,
     ask,
@@ -22,6 +26,9 @@ from .procedure import (
 __all__ = [
     "AskResult",
     "AuthenticationRequired",
+    "CredentialsNotSent",
+    "NoInterface",
+    "NotAnswered",
     "NotOffered",
     "VerifyOptions",
     "ask",

@@ -59,6 +59,9 @@ class Calls:
         self._ids = 0
         self._strikes: dict[str, int] = {}  # interface url: failures in a row
         self._abandoned: set[str] = set()  # interfaces whose last answer was the third
+        # Interfaces that gave at least one answer of their binding this run: one that
+        # never did is judged as unreachable, not for what it sent (PROFILE §7).
+        self.answered: set[str] = set()
 
     def next_id(self) -> int:
         self._ids += 1
@@ -68,6 +71,7 @@ class Calls:
         """A run starts with no failures counted and no interface abandoned."""
         self._strikes.clear()
         self._abandoned.clear()
+        self.answered.clear()
 
     async def call(
         self,
@@ -118,7 +122,8 @@ class Calls:
                        response.status, digest_bytes(response.body))
         )  # fmt: skip
         if response.status in (401, 403):
-            raise auth_required(state.card, self.client)
+            sent = self.session.sends_credentials(response.url)
+            raise auth_required(state.card, self.client, response.url, sent=sent)
         if response.status in (502, 503, 504):
             raise Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
                                    url=without_credentials(target)))  # fmt: skip
@@ -133,7 +138,10 @@ class Calls:
         # PROFILE §7: answers that are not of the interface's binding, three in a row,
         # abandon it (the REST inactive probe's expected answer is the host's own 404).
         expected_404 = not activated and interface.binding is Binding.HTTP_JSON
-        if expected_404 or is_binding_answer(exchange, interface.binding, read):
+        if is_binding_answer(exchange, interface.binding, read):
+            self._strikes[interface.url] = 0
+            self.answered.add(interface.url)
+        elif expected_404:
             self._strikes[interface.url] = 0
         elif self._strike(interface):
             self._abandoned.add(interface.url)  # after this answer is judged
@@ -160,5 +168,7 @@ class Calls:
                     return await self.session.get(url, headers)
                 return await self.session.post(url, body, headers)
             except _STRIKES as exc:
-                if self._strike(interface):
+                # A host name that did not resolve will not on the next ask of the run:
+                # abandoned at once (D-VERIFY-51), not after three tries.
+                if self._strike(interface) or exc.cause == "name":
                     raise Abandoned(exc) from None

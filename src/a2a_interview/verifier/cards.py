@@ -39,7 +39,8 @@ async def fetch_card(
     response = await session.get(card_url, (("Accept", "application/json"),))
     state.card_url = response.url
     if response.status in (401, 403):
-        raise auth_required(None, options.client)
+        sent = session.sends_credentials(response.url)
+        raise auth_required(None, options.client, response.url, sent=sent)
     if response.status != 200:
         raise Stop(Incomplete("card_status", "the card URL did not answer 200",
                                url=without_credentials(response.url)))  # fmt: skip
@@ -69,7 +70,8 @@ async def card_variant(
     headers = (("Accept", "application/json"), (VERSION_HEADER, version))
     response = await session.get(state.card_url, headers)
     if response.status in (401, 403):
-        raise auth_required(default.card, options.client)
+        sent = session.sends_credentials(response.url)
+        raise auth_required(default.card, options.client, response.url, sent=sent)
     card: JSONObject | None = None
     if response.status == 200:
         try:
@@ -89,7 +91,9 @@ async def card_variant(
     if card_digest == default.digest:
         state.variants[version] = default
         return default
-    await card_signature(session, options, card, response.url, state)
+    signature = await card_signature(session, options, card, response.url, state)
+    if signature is not None:
+        state.variant_signatures[version] = signature
     declared = await verify_terms(session, options, card, state, primary=False)
     if declared is None:
         state.variants[version] = default

@@ -22,7 +22,9 @@ Every read is bounded (docs/style.md, "Security code"):
 ``429 Too Many Requests`` is waited out (``Retry-After``, PROFILE §3.7 and §7) within a
 bounded total wait and never reaches the caller as a response; the time waited is kept
 in :attr:`Interviewer.waited`. The user's credentials (``--header``, a bearer token) are
-sent only to the origin the user named, never to the other origins a card points at.
+sent only to the origin the user named and to the further origins the user names for them
+(``ClientOptions.credential_origins``, PROFILE §7), never to the other origins a card
+points at, redirects included (a redirect to another origin is refused anyway).
 
 Failures are the exceptions of :mod:`.failures`, each with a stable ``code``; the
 policies have their own modules: :mod:`.urls` (origins, the scheme policy),
@@ -120,8 +122,11 @@ class ClientOptions:
     """Bounds and credentials for one interviewer.
 
     ``headers`` are the user's credentials (``Authorization`` and the like), sent only
-    to the origin the user named. ``retry_budget`` is the total time 429s may be waited
-    out; a single ``Retry-After`` longer than ``max_retry_after`` is cut to it.
+    to the origin the user named and to ``credential_origins``, the further origins the
+    user names for them (URLs or ``scheme://host[:port]``: an agent whose interfaces are
+    on another origin than its card, PROFILE §7). ``retry_budget`` is the total time
+    429s may be waited out; a single ``Retry-After`` longer than ``max_retry_after`` is
+    cut to it.
     ``allow_private``: connect to non-public addresses too (:func:`address_kind`).
     ``resolver``: the name lookup (default: the system's, through anyio).
     """
@@ -134,6 +139,7 @@ class ClientOptions:
     headers: tuple[tuple[str, str], ...] = ()
     allow_private: bool = False
     resolver: Resolver | None = None
+    credential_origins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +262,13 @@ class Interviewer:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.options = options or ClientOptions()
-        self._credentials_for: tuple[str, str, int] | None = None
-        if credential_origin:
-            with contextlib.suppress(InsecureURL):  # such a URL is refused when fetched
-                self._credentials_for = origin(credential_origin)
+        # PROFILE §7: the credentials go to the origin the user named and to the further
+        # origins named for them, never anywhere else.
+        self._credentials_for: set[tuple[str, str, int]] = set()
+        for named in (credential_origin, *self.options.credential_origins):
+            if named:
+                with contextlib.suppress(InsecureURL):  # such a URL is refused when fetched
+                    self._credentials_for.add(origin(named))
         target = target or credential_origin
         self._policy = _policy_for(self.options, target)
         self._owned = http is None
@@ -318,9 +327,16 @@ class Interviewer:
         out: list[tuple[str, str]] = [("Accept-Encoding", ACCEPT_ENCODING)]
         ours = [(n, v) for n, v in headers]
         names = {n.lower() for n, _ in ours} | {"accept-encoding"}  # read_body's codings
-        if self._credentials_for is not None and origin(url) == self._credentials_for:
+        if self.options.headers and self.sends_credentials(url):
             out += [(n, v) for n, v in self.options.headers if n.lower() not in names]
         return out + ours
+
+    def sends_credentials(self, url: str) -> bool:
+        """Whether the user's credentials go to ``url``'s origin (PROFILE §7)."""
+        try:
+            return origin(url) in self._credentials_for
+        except InsecureURL:
+            return False
 
     async def _once(
         self, method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None

@@ -37,6 +37,7 @@ __all__ = [
     "DeadlineExceeded",
     "EncodingRefused",
     "InsecureURL",
+    "NotItsBinding",
     "RateLimited",
     "RedirectRefused",
     "TimedOut",
@@ -139,6 +140,14 @@ class BudgetSpent(TransportFailure):
     """The run's request budget is spent (PROFILE §7)."""
 
     code = "request_budget"
+
+
+class NotItsBinding(TransportFailure):
+    """An interface answered, but never in its binding (an HTML page at a JSON-RPC
+    URL): judged as the same page at the card URL is, a failure to reach the agent,
+    never a conflict (PROFILE §7)."""
+
+    code = "not_its_binding"
 
 
 class DeadlineExceeded(TransportFailure):

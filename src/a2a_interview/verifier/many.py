@@ -15,9 +15,12 @@ agent it left without one (``failed_record``), never a lost line.
 A real population shares hosts and needs credentials:
 
 - ``credentials`` maps an origin (``origin(url)``: scheme, host, port) to the headers for
-  the agents whose URL is on it. Each agent's interviewer gets only its own origin's
-  headers, and sends them only to that origin (``Interviewer``: redirects stay on the
-  origin), so one agent's credentials never reach another.
+  the agents whose URL is on it, or to a :class:`Given`: the headers and the further
+  origins they go to for those agents (an agent whose interfaces are on another origin
+  than its card, PROFILE §7). Each agent's interviewer gets only its own origin's entry,
+  and sends the headers only to that origin and the origins the entry names
+  (``Interviewer``: redirects stay on the origin), so one agent's credentials never
+  reach another, and no card can steer them elsewhere.
 - ``per_origin`` bounds how many agents of one origin are under way at once across all
   workers: an origin's agents go to at most ``per_origin`` workers, each allowed its
   share, so a platform hosting a thousand agents on one host is not flooded.
@@ -40,7 +43,18 @@ from .procedure import VerifyOptions
 
 Origin = tuple[str, str, int]
 Headers = tuple[tuple[str, str], ...]
-Credentials = Mapping[Origin, Headers]
+
+
+@dataclass(frozen=True)
+class Given:
+    """One origin's entry in ``credentials``: the headers for its agents, and the
+    further origins (``scheme://host:port``) they are sent to beside the agent's own."""
+
+    headers: Headers
+    origins: tuple[str, ...] = ()
+
+
+Credentials = Mapping[Origin, Headers | Given]
 
 Emit = Callable[[int, str, JSONObject], None]
 """``emit(index, line, document)``: the agent at ``urls[index]`` is done; ``line`` is its
@@ -73,12 +87,15 @@ def origin_of(url: str) -> Origin | None:
 
 
 def options_for(url: str, options: VerifyOptions, credentials: Credentials | None) -> VerifyOptions:
-    """``options`` for the agent at ``url``: the headers of its own origin, no other
+    """``options`` for the agent at ``url``: the entry of its own origin, no other
     (``credentials`` ``None``: ``options`` as given)."""
     if credentials is None:
         return options
-    headers = credentials.get(origin_of(url) or ("", "", 0), ())
-    return replace(options, client=replace(options.client, headers=headers))
+    given = credentials.get(origin_of(url) or ("", "", 0), ())
+    if not isinstance(given, Given):
+        given = Given(given)
+    client = replace(options.client, headers=given.headers, credential_origins=given.origins)
+    return replace(options, client=client)
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,20 @@ is not JSON, a total timeout, all become an ``unreachable`` record with an
 
 from __future__ import annotations
 
+import contextlib
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
 from ..checks import (
     Advisory,
-    Binding,
     Check,
     Conflict,
-    Exchange,
     Interface,
     Outcome,
-    ResultRead,
     Where,
     check_declaration,
     check_interfaces_agree,
@@ -42,7 +41,7 @@ from ..checks import (
     find_interfaces,
     overall_statuses,
 )
-from ..declarations import interview_entry, read_card
+from ..declarations import interview_entry
 from ..errors import InterviewError
 from ..jcs import canonicalize
 from ..models import Source
@@ -52,17 +51,17 @@ from ..spec import FAILURES_IN_A_ROW, MAX_INTERFACES
 from .calls import Calls
 from .cards import card_variant, fetch_card
 from .client import ClientOptions, Interviewer
+from .extended import extended_card
 from .failures import (
     AddressRefused,
-    DeadlineExceeded,
     InsecureURL,
+    NotItsBinding,
     TransportFailure,
     without_credentials,
 )
 from .proposals import verify_terms
 from .questions import interview
 from .run import (
-    DEFAULT_DEADLINE,
     Abandoned,
     RunState,
     Stop,
@@ -73,11 +72,14 @@ from .run import (
     transport_incomplete,
 )
 from .signatures import card_signature
-from .urls import card_url_for, check_url
+from .urls import check_url, origin_text
 
 __all__ = [
     "AskResult",
     "AuthenticationRequired",
+    "CredentialsNotSent",
+    "NoInterface",
+    "NotAnswered",
     "NotOffered",
     "VerifyOptions",
     "ask",
@@ -163,14 +165,18 @@ class _Procedure:
                 continue
             usable.append(interface)
         if not interfaces:
-            state.add([
-                Conflict(Check.declaration, "no_interface", source=Source("card", ""),
-                         detail="the card declares the interview but no JSONRPC or HTTP+JSON "
-                         "interface to ask it on")
-            ])  # fmt: skip
+            # PROFILE §7: non_conformant at once, without a re-run: nothing was asked.
+            conflict = Conflict(Check.declaration, "no_interface", source=Source("card", ""),
+                                detail="the card declares the interview but no JSONRPC or "
+                                "HTTP+JSON interface to ask it on (gRPC only)")  # fmt: skip
+            state.add([conflict])
+            state.decided = frozenset({conflict.key})
             return
         if not usable:
             raise AddressRefused if refused else InsecureURL
+        await extended_card(
+            self.session, self.options, card, usable, state, request_id=self.calls.next_id()
+        )
         limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
         usable = bounded(usable, limit, "interfaces_not_asked", state)
 
@@ -182,9 +188,11 @@ class _Procedure:
         asked_twice: set[str] = set()
         interviewed = 0
         failure: TransportFailure | None = None
+        unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
         for interface in usable:
             self._progress(f"interface {interface.binding}")
             variant = await card_variant(self.session, self.options, interface, state)
+            before = (set(state.performed), dict(state.conflicts), len(state.advisories))
             try:
                 got = await interview(
                     self.calls, interface, variant.declared, state,
@@ -197,6 +205,17 @@ class _Procedure:
                 continue
             except Abandoned as abandoned:
                 failure = abandoned.failure or failure
+                if abandoned.failure is None and interface.url not in self.calls.answered:
+                    # Never an answer of its binding (an HTML page): judged as that page
+                    # at the card URL is, unreachable, and no check passed on it.
+                    state.performed, state.conflicts = before[0], before[1]
+                    del state.advisories[before[2] :]
+                    failure = failure or NotItsBinding().at(interface.url)
+                    abandoned = Abandoned(failure)
+                if abandoned.failure is not None and abandoned.failure.cause == "name":
+                    host = urlsplit(interface.url).hostname or ""
+                    unresolved.setdefault(host, []).append(interface.member)
+                    continue  # said once per host, below
                 state.advisories.append(
                     Advisory("interface", "abandoned", source=Source("card", interface.member),
                              value=FAILURES_IN_A_ROW,
@@ -213,10 +232,27 @@ class _Procedure:
                 if first[0] != interface.url:
                     where = Where(interface.url, question, skill)
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
+        for host, members in unresolved.items():
+            state.advisories.append(
+                Advisory("interface", "host_not_resolved",
+                         value={"host": host, "interfaces": members},
+                         detail="not interviewed: the host name of these interfaces did "
+                         "not resolve")
+            )  # fmt: skip
         if not interviewed:
+            if failure is not None and failure.cause == "name" and unresolved:
+                # Said once, plainly: a card naming example URLs served locally, say.
+                raise Stop(Incomplete("connect_failed", _UNRESOLVED, url=failure.url, cause="name"))
             if failure is not None:
                 raise failure  # every interface failed at the transport: unreachable
             raise AddressRefused
+
+
+_UNRESOLVED = (
+    "the host name the card's interface URLs name did not resolve, so no interface "
+    "could be asked (a card with example URLs served locally: its interface URLs must "
+    "name where it is served)"
+)
 
 
 def _address_refused(interface: Interface) -> Advisory:
@@ -232,6 +268,8 @@ def _outcome(runs: list[RunState]) -> tuple[Outcome, frozenset[tuple[object, ...
         return Outcome.not_offered, frozenset()
     if not first.conflicts:
         return Outcome.consistent, frozenset()
+    if first.decided:
+        return Outcome.non_conformant, first.decided  # nothing asked: nothing to re-run
     if len(runs) < 2 or runs[1].incomplete is not None:
         return Outcome.unreachable, frozenset()  # the re-run could not decide
     if runs[1].not_offered:
@@ -291,7 +329,7 @@ async def verify(
         with anyio.move_on_after(timeout) as scope:
             runs.append(RunState())
             await procedure.run(runs[-1])
-            if runs[-1].complete and runs[-1].conflicts:
+            if runs[-1].complete and runs[-1].conflicts and not runs[-1].decided:
                 procedure._progress("re-run")  # interview §7 rule 3: re-fetch and re-ask
                 await anyio.sleep(opts.churn_delay)
                 runs.append(RunState())
@@ -341,12 +379,24 @@ async def verify(
         listed_keys=agent_key_ids(
             [k for r in runs for k in r.agent_jwks], [k for r in runs for k in r.agent_nkeys]
         ),
-        credentials=Credentials.of(opts.client.headers),
+        credentials=_credentials(opts.client),
         agent_name=card_name(last.card),  # peer text, never the agent's identity
+        extended_card=last.extended_card,
+        variant_signatures=tuple(sorted(last.variant_signatures.items())),
     )
     if opts.runner_seed is not None:
         return record.signed(opts.runner_seed)
     return record
+
+
+def _credentials(client: ClientOptions) -> Credentials:
+    """What the record says of the credentials: their kind, and the further origins
+    they were sent to (PROFILE §7), never their values."""
+    origins = []
+    for named in client.credential_origins if client.headers else ():
+        with contextlib.suppress(InsecureURL):
+            origins.append(origin_text(named))
+    return Credentials.of(client.headers, origins)
 
 
 def failed_record(
@@ -372,112 +422,19 @@ def failed_record(
         outcome=Outcome.unreachable,
         checks=overall_statuses([], ()),
         incomplete=Incomplete(reason, detail),
-        credentials=Credentials.of(opts.client.headers),
+        credentials=_credentials(opts.client),
     )
 
 
 # ---------------------------------------------------------------------------------------
-# One question, asked once (`ask`)
+# One question, asked once: its own module, its names exported from here as before.
 
-
-class NotOffered(InterviewError):
-    """The card does not declare the interview (absence states nothing: interview §9)."""
-
-    code = "not_offered"
-
-
-class AuthenticationRequired(InterviewError):
-    """The agent answered 401 or 403: it requires credentials (interview §10). Never
-    non-conformance. ``schemes`` names the card's ``securitySchemes`` (peer data: kept
-    out of the message)."""
-
-    code = "authentication_required"
-
-    def __init__(self, schemes: tuple[str, ...] = ()) -> None:
-        super().__init__()
-        self.schemes = schemes
-
-
-@dataclass(frozen=True, slots=True)
-class AskResult:
-    """One activated call: the interface asked, the raw exchange and its reading."""
-
-    interface: Interface
-    exchange: Exchange
-    read: ResultRead
-
-
-async def ask(
-    url: str,
-    question: str,
-    skill: str | None = None,
-    *,
-    options: ClientOptions | None = None,
-    transport: Any = None,
-    deadline: float | None = DEFAULT_DEADLINE,
-    http: Any = None,
-) -> AskResult:
-    """Fetch the card at ``url`` and ask ``question`` once, activated, on the first
-    JSON-RPC interface (else the first HTTP+JSON one), all within ``deadline`` seconds
-    (``None``: unbounded).
-
-    ``http``: an ``httpx.AsyncClient`` to share (the one an ``a2a-sdk`` client was made
-    with, say); it is not closed here, redirects stay the interviewer's (same origin,
-    GET only), and ``options.headers`` still go to the origin of ``url`` only, while the
-    client's own headers go wherever it does.
-
-    Raises ``TransportFailure`` (its subclasses; also for a 502/503/504, and when the
-    card URL does not answer 200; ``DeadlineExceeded`` when the deadline passes, and
-    ``AddressRefused`` for a card or interface on an address that is not public);
-    ``AuthenticationRequired`` for a 401/403;
-    ``NotOffered`` when the card does not declare the interview or names no interface
-    to ask on; ``IngressError`` or ``DeclarationError`` for a card that is not a strict
-    I-JSON object.
-    """
-    seconds = math.inf if deadline is None else deadline
-    with anyio.move_on_after(seconds) as scope:
-        return await _ask(
-            url, question, skill, options, (transport, http),
-            deadline=anyio.current_time() + seconds,
-        )  # fmt: skip
-    assert scope.cancelled_caught
-    raise DeadlineExceeded
-
-
-async def _ask(
-    url: str,
-    question: str,
-    skill: str | None,
-    options: ClientOptions | None,
-    through: tuple[Any, Any],
-    *,
-    deadline: float,
-) -> AskResult:
-    transport, http = through
-    async with Interviewer(
-        options, credential_origin=url, transport=transport, http=http
-    ) as session:
-        session.deadline = deadline  # a 429 wait past it ends the ask rate_limited now
-        response = await session.get(card_url_for(url), (("Accept", "application/json"),))
-        if response.status in (401, 403):
-            raise AuthenticationRequired
-        if response.status != 200:  # as verify's card_status: unreachable, not absence
-            raise TransportFailure("the card URL did not answer 200")
-        card = read_card(response.body)
-        if interview_entry(card) is None:
-            raise NotOffered("the card does not declare the interview")
-        interfaces, _ = find_interfaces(card)
-        interfaces.sort(key=lambda i: i.binding is not Binding.JSONRPC)
-        if not interfaces:
-            raise NotOffered("the card names no JSONRPC or HTTP+JSON interface")
-        procedure = _Procedure(session, url, VerifyOptions(client=session.options))
-        state = RunState(card=card)
-        try:
-            exchange, read = await procedure.calls.call(state, interfaces[0], question, skill)
-        except Abandoned as abandoned:  # the third transport failure in a row
-            raise abandoned.failure or TransportFailure() from None
-        except Stop as stop:
-            if stop.incomplete.reason == "authentication_required":
-                raise AuthenticationRequired(stop.incomplete.schemes) from None
-            raise TransportFailure(stop.incomplete.detail) from None
-        return AskResult(interfaces[0], exchange, read)
+from .asking import (  # noqa: E402 - after verify, which asking does not need
+    AskResult,
+    AuthenticationRequired,
+    CredentialsNotSent,
+    NoInterface,
+    NotAnswered,
+    NotOffered,
+    ask,
+)

@@ -23,10 +23,19 @@ import anyio.to_thread
 from ..cardsig import READINGS, Reading
 from ..checks import Advisory, Check, Conflict, Declared, run_statuses
 from ..ijson import JSONObject
-from ..record import CallRecord, CardSignature, Incomplete, Party, ProposalRecord, Run
+from ..record import (
+    CallRecord,
+    CardSignature,
+    ExtendedCard,
+    Incomplete,
+    Party,
+    ProposalRecord,
+    Run,
+)
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .client import ClientOptions
-from .failures import CAUSES, TransportFailure
+from .failures import CAUSES, TransportFailure, without_credentials
+from .urls import origin_text
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -55,7 +64,9 @@ class VerifyOptions:
 
     ``party``/``name``/``runner_seed``: who ran it (``runner_seed`` an nkey seed that
     signs the record). ``jwks``: pinned public JWKs (else the card's same-origin
-    ``jku`` is fetched). ``readings``: the card signature readings accepted.
+    ``jku`` is fetched); with ``jwks_fallback`` (verify-many: one set for many agents)
+    a card none of whose signatures has a key in it is checked against its own ``jku``.
+    ``readings``: the card signature readings accepted.
     ``require_signature``: an unsigned card, or one whose key is unavailable, is a
     ``card_signature`` conflict. ``total_timeout``: the deadline, seconds for the whole
     procedure, 429 waits and the re-run included (``None``: unbounded); when it passes
@@ -72,6 +83,7 @@ class VerifyOptions:
     name: str = "anonymous"
     runner_seed: str | None = None
     jwks: tuple[JSONObject, ...] | None = None
+    jwks_fallback: bool = False
     readings: tuple[Reading, ...] = READINGS
     require_signature: bool = False
     churn_delay: float = 2.0
@@ -105,15 +117,34 @@ def _scheme_names(card: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in schemes) if isinstance(schemes, dict) else ()
 
 
-def auth_required(card: Any, options: ClientOptions) -> Stop:
-    # interview §10: admission is the deployment's business; never non-conformance. The
-    # detail says what was sent, not which option to pass: verify and verify-many (a
-    # credentials file) give credentials differently.
-    sent = "the credentials given were refused" if options.headers else "none were given"
+def auth_required(
+    card: Any, options: ClientOptions, url: str | None = None, *, sent: bool = True
+) -> Stop:
+    """Why a run ends at a 401/403 from ``url`` (``sent``: whether the user's
+    credentials went there). interview §10: admission is the deployment's business,
+    never non-conformance. Credentials given but not sent to that origin (an interface
+    on another origin than the card) is ``credentials_not_sent``, naming the origin
+    (PROFILE §7), never reported as the agent refusing the credentials given."""
+    if options.headers and url is not None and not sent:
+        named = origin_text(url)
+        return Stop(
+            Incomplete(
+                "credentials_not_sent",
+                f"{named} requires authentication and was sent no credentials: they go "
+                "to the card's origin and to the origins named for them (verify "
+                f'--credentials-origin {named}; verify-many: the "origins" of a '
+                "--credentials entry)",
+                _scheme_names(card),
+                url=without_credentials(url),
+            )
+        )
+    # The detail says what was sent, not which option to pass: verify and verify-many
+    # (a credentials file) give credentials differently.
+    sent_text = "the credentials given were refused" if options.headers else "none were given"
     return Stop(
         Incomplete(
             "authentication_required",
-            f"the agent requires authentication ({sent})",
+            f"the agent requires authentication ({sent_text})",
             _scheme_names(card),
         )
     )
@@ -138,7 +169,11 @@ class RunState:
     card: JSONObject | None = None
     card_digest: str | None = None
     signature: CardSignature | None = None
+    extended_card: ExtendedCard | None = None  # PROFILE §7: fetched, or why not
     not_offered: bool = False
+    # Conflicts judged without asking anything (a card declaring the interview on no
+    # interface able to carry it, PROFILE §7): persistent at once, no re-run.
+    decided: frozenset[tuple[object, ...]] = frozenset()
     incomplete: Incomplete | None = None
     calls: list[CallRecord] = field(default_factory=list)
     proposals: list[ProposalRecord] = field(default_factory=list)
@@ -154,6 +189,9 @@ class RunState:
     agent_nkeys: list[str] = field(default_factory=list)
     # PROFILE §7 card variants: each version's card fetched once per run ("": none).
     variants: dict[str, Variant] = field(default_factory=dict)
+    # The signature of each variant whose bytes differ from the default card's, by
+    # version: the record's headline names them beside the default card's (PROFILE §7).
+    variant_signatures: dict[str, CardSignature] = field(default_factory=dict)
     documents: dict[str, bytes | None] = field(default_factory=dict)  # proposals by url
     jwks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by jku
 
@@ -191,6 +229,8 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "fewer questions (--max-skills, --max-interfaces)",
     "unavailable": "a declared document's host answered 502, 503 or 504",
     "bad_encoding": "a body's Content-Encoding was stacked, unknown or corrupt",
+    "not_its_binding": "an interface answered, never in its binding (an HTML page at a "
+    "JSON-RPC URL, say): not the agent's A2A endpoint",
     "address_refused": "a URL names an address that is not public (see --allow-private)",
     "transport": "the exchange failed",
 }

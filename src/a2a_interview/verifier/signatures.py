@@ -43,12 +43,15 @@ async def card_signature(
     readings = options.readings
     card = _tried(card, state)
     await _runner_key(options, card, state)
+    report = None
     if options.jwks is not None:
         pinned = _keys_tried(list(options.jwks), state)
         report = await off_loop(verify_card, card, pinned, readings=readings)
         source = "pinned"
         await _pinned_agent_keys(session, options, card, card_url, state)
-    else:
+        if options.jwks_fallback and report.status == "key_unavailable":
+            report = None  # D-VERIFY-50: no pinned key for this card: its own jku
+    if report is None:
         # PROFILE §6.4: the jku, only when HTTPS (or loopback) and on the card's origin.
         wanted = await _jkus(card)
         keys: dict[str, list[dict[str, Any]]] = {}
