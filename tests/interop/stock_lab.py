@@ -34,7 +34,8 @@ TOKEN_VARIABLE = "STOCK_MATRIX_TOKEN"  # the bearer token's variable (never on a
 TOKEN = "stock-matrix-token"
 CI_SCRIPT = ROOT / "examples" / "ci" / "verify-agent.sh"
 
-JS_VARIANTS = ("unsigned", "signed", "legacy", "extended", "grpc-only", "grpc-jsonrpc")
+JS_VARIANTS = ("unsigned", "signed", "legacy", "extended", "signed-extended", "grpc-only",
+               "grpc-jsonrpc")  # fmt: skip
 PY_VARIANTS = ("starlette", "signed", "fastapi", "bearer", "split", "subpath", "mount",
                "extended", "grpc-jsonrpc")  # fmt: skip
 
@@ -102,9 +103,9 @@ class Lab:
             agents = []
             for name, port in self.js_ports.items():
                 item: dict[str, Any] = {"variant": name, "port": port}
-                if name == "signed":
+                if name.startswith("signed"):
                     item |= {"key": str(self.keys.jwk), "kid": self.keys.kid}
-                if name == "extended":
+                if name.endswith("extended"):
                     item["token"] = TOKEN
                 if name == "grpc-jsonrpc":
                     item["public"] = self.proxy_origin("js-grpc-jsonrpc")

@@ -17,6 +17,8 @@
 //                 handler (the SDK's v0.3 compatibility layer)
 //   extended      undeclared, capabilities.extendedAgentCard, an extended card with one
 //                 more skill for an authenticated user (Authorization: Bearer <item.token>)
+//   signed-extended  both: signed as `signed`, extended as `extended` (the SDK signs the
+//                 extended card it returns with the same signer)
 //   grpc-only     declares the interview; its one interface is GRPC (nothing speaks gRPC)
 //   grpc-jsonrpc  declares the interview; a GRPC interface and the JSON-RPC one, both
 //                 naming item.public (the proxy's public origin)
@@ -67,7 +69,7 @@ function typedCard(item, origin) {
       extensions: declare
         ? [{ uri: INTERVIEW, description: 'The five questions', required: false, params: undefined }]
         : [],
-      extendedAgentCard: item.variant === 'extended' ? true : undefined,
+      extendedAgentCard: item.variant.endsWith('extended') ? true : undefined,
     },
     securitySchemes: {},
     securityRequirements: [],
@@ -120,12 +122,12 @@ function app(item) {
   const origin = `http://127.0.0.1:${item.port}`;
   const card = typedCard(item, origin);
   let extended;
-  if (item.variant === 'extended') {
+  if (item.variant.endsWith('extended')) {
     extended = { ...card, skills: [...card.skills, skill('audit', 'Audit', 'For signed-in callers')] };
   }
   let signer;
   const served = express();
-  if (item.variant === 'signed') {
+  if (item.variant.startsWith('signed')) {
     const jwk = JSON.parse(readFileSync(item.key, 'utf8'));
     const jku = `${origin}/.well-known/jwks.json`;
     signer = generateAgentCardSignature(jwk, { alg: 'ES256', kid: item.kid, typ: 'JOSE', jku });
