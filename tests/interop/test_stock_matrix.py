@@ -191,7 +191,7 @@ FAILING_AT_BASE: frozenset[str] = frozenset(
         "js-legacy-declare-python-ask",
         "js-extended-declare-verify",
         "js-extended-declare-extended-card",
-    "js-signed-extended-declare-extended-card",
+        "js-signed-extended-declare-extended-card",
         "js-grpc-only-verify",
         "js-grpc-only-python-ask",
         "py-starlette-ci",
