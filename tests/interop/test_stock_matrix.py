@@ -115,10 +115,10 @@ CELLS: tuple[Cell, ...] = (
     # @a2a-js/sdk 1.3, cards declaring the interview with a gRPC interface
     Cell("js-grpc-only-verify", "js-grpc-only", "verify", "non_conformant", 1, "no_interface",
          "§3b, §7"),
-    Cell("js-grpc-only-proxy", "js-grpc-only", "proxy", REFUSED, 3, "names the interfaces",
+    Cell("js-grpc-only-proxy", "js-grpc-only", "proxy", REFUSED, 3, "says no_interface",
          "§3b, §7"),
     Cell("js-grpc-only-proxy-declare", "js-grpc-only", "proxy --declare", REFUSED, 3,
-         "names the interfaces", "§3b, §7"),
+         "says no_interface", "§3b, §7"),
     Cell("js-grpc-only-python-ask", "js-grpc-only", "ask", RAISES, None, "no_interface",
          "§3b, §7"),
     Cell("js-grpc-only-js-ask", "js-grpc-only", "js ask", "error", 1, "", "§3b"),
@@ -143,7 +143,7 @@ CELLS: tuple[Cell, ...] = (
     Cell("py-mount-verify", "py-mount", "verify", "consistent", 0, "", "§3.9, §7"),
     Cell("py-grpc-jsonrpc-verify", "py-grpc-jsonrpc", "verify", "consistent", 0, "", "§3b"),
     Cell("py-grpc-only-at-start", "py-grpc-only", "interview_routes", REFUSED, None,
-         "names the interfaces", "§3b, §7"),
+         "says no_interface", "§3b, §7"),
     # a2a-sdk 1.x behind a bearer token; split over two origins; with an extended card
     Cell("py-bearer-verify", "py-bearer", "verify --bearer-env", "consistent", 0, "", "§7"),
     Cell("py-bearer-verify-without-credentials", "py-bearer", "verify", "unreachable", 3,
@@ -193,6 +193,8 @@ FAILING_AT_BASE: frozenset[str] = frozenset(
         "js-extended-declare-extended-card",
         "js-signed-extended-declare-extended-card",
         "js-grpc-only-verify",
+        "js-grpc-only-proxy",
+        "js-grpc-only-proxy-declare",
         "js-grpc-only-python-ask",
         "py-starlette-ci",
         "py-mount-verify",
@@ -555,8 +557,9 @@ FINDINGS: dict[str, Callable[[Got, Target], bool]] = {
     "names --card-key": lambda got, target: (
         "--card-key" in got.detail and "Traceback" not in got.detail
     ),
-    "names the interfaces": lambda got, target: (
-        "interface" in str(got.detail).lower() and "Traceback" not in str(got.detail)
+    # PROFILE §7: verify, ask, the proxy and the integration at start all say the same.
+    "says no_interface": lambda got, target: (
+        "no_interface" in str(got.detail) and "Traceback" not in str(got.detail)
     ),
     "typed error": lambda got, target: _typed_error(got),
     "re-signed by the proxy's key": lambda got, target: (
