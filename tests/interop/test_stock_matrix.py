@@ -590,7 +590,7 @@ def test_stock_matrix(cell: Cell, lab: Lab, tmp_path: Path) -> None:
     # its row of CELLS (and of docs/stock-agents.md) writes out.
     # A cell of FAILING_AT_BASE says so when it fails (it waits for the changes it was
     # written for); every other cell must pass as it stands.
-    known = " (in FAILING_AT_BASE)" if cell.id in FAILING_AT_BASE else ""
+    known = "in FAILING_AT_BASE: " if cell.id in FAILING_AT_BASE else ""
     target = AGENTS[cell.agent](lab)
     got = ENTRIES[cell.entry](target, tmp_path)
     assert (got.outcome, got.code) == (cell.outcome, cell.code), f"{known}{got.detail}"
