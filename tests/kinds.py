@@ -64,6 +64,7 @@ KINDS: dict[str, str] = {
     "test_signers": "vectors",  # cards signed by the official SDKs' signers (interop)
     "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
     "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
+    "test_stock_matrix": "vectors",  # stock SDK agents, verdicts written out (interop)
     # transport: expected bytes from this package's own projection
     "test_asgi": "transport",
     "test_sdk": "transport",
