@@ -62,6 +62,7 @@ KINDS: dict[str, str] = {
     "test_signers": "vectors",  # cards signed by the official SDKs' signers (interop)
     "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
     "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
+    "test_conformance_vectors": "vectors",  # draft facts checked with json + rfc8785 only
     # transport: expected bytes from this package's own projection
     "test_asgi": "transport",
     "test_sdk": "transport",
@@ -87,6 +88,7 @@ KINDS: dict[str, str] = {
     "test_verify_run": "transport",  # card variants, bounds and causes over loopback
     "test_defaults_fit": "transport",  # a default verify against the default servers
     "test_verify_many_population": "transport",  # a mixed real population (interop)
+    "test_conformance_serving": "transport",  # our layers through the published vectors
     # behaviour: rules of conduct, neither values nor transport
     "test_bounds": "behaviour",
     "test_hostile_zoo": "behaviour",
@@ -110,6 +112,7 @@ KINDS: dict[str, str] = {
     "test_docs_selfcontained": "behaviour",
     "test_install_extras": "behaviour",
     "test_make_test": "behaviour",
+    "test_conformance_cli": "behaviour",  # the runner's table, JUnit and exit codes
     "test_bench_runs": "behaviour",  # every bench teaches its use; the ledger ones run
 }
 

@@ -86,7 +86,7 @@ def _card_no_terms() -> dict[str, Any]:
         "defaultOutputModes": ["text/plain"],
         "skills": [
             {"id": "echo", "name": "Echo", "description": "Says it back."},
-            {"id": "\u65e5\u672c\u8a9e", "name": "Japanese", "description": None},
+            {"id": "\u65e5\u672c\u8a9e-\u30b8", "name": "Japanese", "description": None},
         ],
     }  # fmt: skip
 
