@@ -143,11 +143,13 @@ TEMPLATES: Final[tuple[Template, ...]] = (
     # interview §3 rule 2, PROFILE §3.2, §3.3: activation and the echo.
     *(_t(f"activation-{kind}", "interview §3 rule 2; PROFILE §3.2", D, RPC,
          "interview/identity", activation=kind) for kind in ("legacy", "listed")),
+    # Sent with "params": {} as the verifier's probe is (PROFILE §7): a host that checks
+    # params before the method name answers a call without params -32602.
     *(_t(f"inactive-{kind}", "interview §3 rule 2; PROFILE §3.3", D, RPC, "interview/identity",
-         activation=kind)
+         params={}, activation=kind)
       for kind in ("none", "other-extension", "trailing-slash", "upper-case", "with-parameter")),
     _t("inactive-closure", "interview §3 rule 2; PROFILE §3.3", D, RPC, "interview/negotiate",
-       activation="none"),
+       params={}, activation="none"),
     # PROFILE §3.5: params shapes.
     *(_t(f"params-{name}", "PROFILE §3.5", P, RPC, method, params=params)
       for name, method, params in (
@@ -275,8 +277,10 @@ def _headers(t: Template, version: str | None) -> tuple[tuple[str, str], ...]:
     return headers
 
 
-def expect(t: Template, card: Any, interview: Interview, headers: Any, body: bytes,
-           question: str, query: str) -> Expect:  # fmt: skip
+def expect(
+    t: Template, card: Any, interview: Interview, *, headers: Any, body: bytes, question: str,
+    query: str,
+) -> Expect:  # fmt: skip
     """The response the profile expects, from the core (D-CONF-3)."""
     act = rpc.activation(headers)
     if t.binding == "JSONRPC":
@@ -320,7 +324,7 @@ def calls(card: Any, interview: Interview, *, max_each: int = 16) -> Iterator[Ca
                 body, question = b"", t.method
                 query = (t.query or "").replace("{skill}", quote(skill or "", safe=""))
                 target = url.rstrip("/") + "/interview/" + quote(t.method, safe="")
-            e = expect(t, card, interview, headers, body, question, query)
+            e = expect(t, card, interview, headers=headers, body=body, question=question,
+                       query=query)  # fmt: skip
             method = "POST" if t.binding == "JSONRPC" else "GET"
             yield Call(t, target, method, headers, body, query, skill, e, index)
-

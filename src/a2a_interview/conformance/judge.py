@@ -113,6 +113,7 @@ def judge(
     status: int,
     headers: Iterable[tuple[str, str]],
     body: bytes,
+    *,
     card: Any,
     proposals: Proposals,
 ) -> list[Problem]:
@@ -136,8 +137,8 @@ def judge(
     if expect.error_code is not None:
         code = _error_code(body)
         if code != expect.error_code:
-            problems.append(Problem(level, "error_code",
-                                    f"error code {code}, expected {expect.error_code}"))  # fmt: skip
+            detail = f"error code {code}, expected {expect.error_code}"
+            problems.append(Problem(level, "error_code", detail))
     if expect.body is None or body == expect.body:
         return problems
     if expect.body_level == "profile" and level == "draft":

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 from xml.etree import ElementTree as ET
@@ -61,8 +62,14 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-async def _send(client: httpx.AsyncClient, origin: str, method: str, path: str, query: str,
-                headers: Sequence[tuple[str, str]], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:  # fmt: skip
+Response = tuple[int, list[tuple[str, str]], bytes]
+
+
+async def _send(client: httpx.AsyncClient, origin: str, item: Any) -> Response:
+    """Send one call (``http_method``, ``path``, ``query``, ``headers``, ``body``)."""
+    method, path, query, headers, body = (
+        item.http_method, item.path, item.query, item.headers, item.body
+    )  # fmt: skip
     url = origin + path + ("?" + query if query else "")
     sent = list(headers)
     if method == "POST":
@@ -79,15 +86,14 @@ async def _send(client: httpx.AsyncClient, origin: str, method: str, path: str, 
         raise Unreachable(f"{method} {url}: {type(exc).__name__}") from None
 
 
-async def _judged(client: httpx.AsyncClient, origin: str, items: Iterable[Any], card: Any,
+async def _judged(client: httpx.AsyncClient, origin: str, items: Iterable[Any], *, card: Any,
                   proposals: Any, vector: str = "") -> list[Result]:  # fmt: skip
     results = []
     for item in items:
         expect: Expect = item.expect
-        status, headers, body = await _send(
-            client, origin, item.http_method, item.path, item.query, item.headers, item.body
-        )
-        problems = judge(item.level, expect, status, headers, body, card, proposals)
+        status, headers, body = await _send(client, origin, item)
+        problems = judge(item.level, expect, status, headers, body, card=card,
+                         proposals=proposals)  # fmt: skip
         results.append(Result(item.id, item.rule, item.level, tuple(problems), vector))
     return results
 
@@ -114,7 +120,9 @@ async def run_live(client: httpx.AsyncClient, url: str) -> tuple[Any, list[Resul
     (not strict I-JSON, no interview declared, a terms entry that does not verify)."""
     card_url = url if url.rstrip("/").endswith(CARD_PATH) else url.rstrip("/") + CARD_PATH
     origin = origin_of(card_url)
-    status, _, data = await _send(client, origin, "GET", urlsplit(card_url).path, "", (), b"")
+    fetch = SimpleNamespace(http_method="GET", path=urlsplit(card_url).path, query="",
+                            headers=(), body=b"")  # fmt: skip
+    status, _, data = await _send(client, origin, fetch)
     if status != 200:
         raise Unreachable(f"GET {card_url}: HTTP {status}")
     card = read_card(data)
@@ -134,7 +142,7 @@ async def run_live(client: httpx.AsyncClient, url: str) -> tuple[Any, list[Resul
         for c in calls(card, declarations.interview)
     ]  # fmt: skip
     proposals = {(p.entry.url, p.entry.digest): p.document for p in declarations.proposals}
-    return card, await _judged(client, origin, items, card, proposals)
+    return card, await _judged(client, origin, items, card=card, proposals=proposals)
 
 
 async def run_vector(client: httpx.AsyncClient, origin: str, vector: Vector) -> list[Result]:
@@ -142,7 +150,8 @@ async def run_vector(client: httpx.AsyncClient, origin: str, vector: Vector) -> 
     declarations) and judge each response against the vector's bytes."""
     card = vector.card
     proposals = proposals_by_entry(card, vector.proposals)
-    return await _judged(client, origin_of(origin), vector.calls, card, proposals, vector.name)
+    return await _judged(client, origin_of(origin), vector.calls, card=card, proposals=proposals,
+                         vector=vector.name)  # fmt: skip
 
 
 def by_rule(results: Iterable[Result]) -> list[tuple[str, Level, int, int, int]]:
@@ -165,12 +174,12 @@ def junit(results: Sequence[Result], name: str = "a2a-interview conformance") ->
                              name=(r.vector + ":" if r.vector else "") + r.id)  # fmt: skip
         if r.problems:
             worst = "draft" if r.verdict == "fail" else "profile"
-            failure = ET.SubElement(case, "failure", type=worst,
-                                    message="; ".join(p.detail for p in r.problems)[:500])  # fmt: skip
+            message = "; ".join(p.detail for p in r.problems)[:500]
+            failure = ET.SubElement(case, "failure", type=worst, message=message)
             failure.text = "\n".join(f"[{p.level}] {p.check}: {p.detail}" for p in r.problems)
-    return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return data
 
 
 def draft_failures(results: Iterable[Result]) -> int:
     return sum(r.verdict == "fail" for r in results)
-

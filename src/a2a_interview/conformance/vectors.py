@@ -150,8 +150,11 @@ def serving_vector(name: str, description: str, card_bytes: bytes,
         "description": description,
         "declarations": {
             "card": _text(card_bytes),
-            "proposals": [{"url": url, "text": _text(files[url])} for url in sorted(files)
-                          if any(e["url"] == url for e in entries)],  # fmt: skip
+            "proposals": [
+                {"url": url, "text": _text(files[url])}
+                for url in sorted(files)
+                if any(e["url"] == url for e in entries)
+            ],
             "terms_entries": entries,
         },
         "calls": [_call_json(c) for c in calls(card, declarations.interview)],
@@ -238,4 +241,3 @@ def proposals_by_entry(card: Any, proposals: dict[str, bytes]) -> dict[tuple[str
         if entry.url in proposals and entry.digest is not None:
             out[entry.url, entry.digest] = loads(proposals[entry.url])
     return out
-

@@ -1,0 +1,250 @@
+"""``a2a-interview conformance``: the per-rule table, JUnit XML and exit codes
+(D-CLI-26, D-CLI-27), over real loopback HTTP; and the serving rogues of the zoo each
+failing the runner on exactly the rule it breaks (docs/conformance.md's table,
+D-CONF-8).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import anyio
+import httpx
+import pytest
+
+from a2a_interview.cli import main
+from a2a_interview.conformance.runner import Result, run_live
+from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
+from servers import closed_port_url, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVING = ROOT / "conformance" / "vectors" / "serving"
+URI = "https://agentsow.com/extensions/a2a-interview/v1"
+# The honest agent answers every A2A-Version (it does not negotiate): PROFILE §3.10
+# differences, profile level only.
+VERSION_CALLS = {"version-absent", "version-unknown", "version-rest-unknown"}
+
+
+def _run(factory: Callable[[str], Any]) -> list[Result]:
+    async def go(origin: str) -> list[Result]:
+        async with httpx.AsyncClient(timeout=10) as client:
+            _, results = await run_live(client, origin)
+        return results
+
+    with serve(factory) as origin:
+        return anyio.run(go, origin)
+
+
+def _failed(results: list[Result]) -> dict[str, set[str]]:
+    """Draft-level failures: rule -> the checks that failed."""
+    out: dict[str, set[str]] = {}
+    for r in results:
+        for p in r.problems:
+            if p.level == "draft":
+                out.setdefault(r.rule, set()).add(p.check)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        ([], "give a URL"),
+        (["http://x.test", "--vectors", "."], "not both"),
+        (["--vectors", "."], "needs --target"),
+        (["--target", "http://x.test", "http://x.test"], "goes with --vectors"),
+        (["ftp://x.test"], "not an http"),
+        (["--vectors", "no-such-folder", "--target", "http://x.test"], "not a folder"),
+        (["http://x.test", "--timeout", "0"], "positive"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """D-CLI-26: bad arguments are one line, exit 2, nothing sent."""
+    assert main(["conformance", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_an_unreachable_server_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    """D-CLI-26: nothing listening is exit 3, one line."""
+    assert main(["conformance", closed_port_url()]) == 3
+    assert "unreachable" in capsys.readouterr().err
+
+
+def test_the_honest_agent_passes_with_a_table_and_junit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """D-CLI-27: exit 0 when every draft-level call passes; the table per rule; JUnit XML
+    with one case per call, profile-level differences as failures of type profile."""
+    junit = tmp_path / "conformance.xml"
+    with serve(honest) as origin:
+        code = main(["conformance", origin, "--junit", str(junit)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Conformance by rule" in out and "Draft level: PASS" in out
+    suite = ET.fromstring(junit.read_bytes())
+    cases = suite.findall("testcase")
+    assert len(cases) == int(suite.get("tests", "0")) > 50
+    failing = {c.get("name") for c in cases if c.find("failure") is not None}
+    assert failing == VERSION_CALLS
+    assert {c.find("failure").get("type") for c in cases if c.find("failure") is not None} == {  # type: ignore[union-attr]
+        "profile"
+    }
+
+
+def _inactive_answered(origin: str) -> Any:
+    agent = honest(origin)
+
+    def on_request(call: Call) -> Reply | None:
+        if call.binding == "JSONRPC" and not call.activated and call.question:
+            body = b'{"id":1,"jsonrpc":"2.0","result":%s}' % agent.interview.refusal
+            return Reply(200, [(b"content-type", b"application/json")], body)
+        return None
+
+    return Wrap(agent, on_request=on_request)
+
+
+def _no_echo(origin: str) -> Any:
+    def on_reply(call: Call, reply: Reply) -> Reply:
+        headers = [(n, v) for n, v in reply.headers if n.lower() != b"a2a-extensions"]
+        return Reply(reply.status, headers, reply.body)
+
+    return Wrap(honest(origin), on_reply=on_reply)
+
+
+def _on(question: str, edit: Callable[[Any], Any]) -> Callable[[str], Any]:
+    def factory(origin: str) -> Any:
+        def rewrite(call: Call, result: Any) -> Any:
+            return edit(result) if call.question == question else result
+
+        return rewrite_results(honest(origin), rewrite)
+
+    return factory
+
+
+def _set_name(result: Any) -> Any:
+    for p in result.get("projections", []):
+        if p["source"]["member"] == "/name":
+            p["value"] = "Stonewerk"
+    return result
+
+
+def _extra_member(result: Any) -> Any:
+    return {**result, "note": "hello"} if "projections" in result else result
+
+
+def _nowhere(result: Any) -> Any:
+    if result.get("projections"):
+        result["projections"][0]["source"]["member"] = "/no/such/member"
+    return result
+
+
+def _uncommitted(result: Any) -> Any:
+    for p in result.get("projections", []):
+        p["source"]["url"] = "https://elsewhere.example/terms.json"
+    return result
+
+
+def _hide_terms(result: Any) -> Any:
+    return {"declared": False, "projections": [], "question": "terms"}
+
+
+def _refuse_declared(result: Any) -> Any:
+    return {"declared_skills": [], "detail": "no declared skill matches",
+            "reason": "out_of_scope", "refused": True}  # fmt: skip
+
+
+def _refusal_says_more(result: Any) -> Any:
+    return {**result, "detail": "try asking nicely"} if result.get("refused") else result
+
+
+def _selector_folds_case(origin: str) -> Any:
+    agent = honest(origin)
+
+    def on_reply(call: Call, reply: Reply) -> Reply:
+        if call.question == "usage" and call.skill and call.binding == "JSONRPC":
+            folded = {s.casefold(): s for s in agent.interview.skill_ids}
+            if call.skill not in folded.values() and call.skill.casefold() in folded:
+                answer = agent.interview.answer("usage", folded[call.skill.casefold()])
+                return Reply(200, reply.headers, b'{"id":1,"jsonrpc":"2.0","result":%s}' % answer)
+        return reply
+
+    return Wrap(agent, on_reply=on_reply)
+
+
+# mode -> (factory, the rules it breaks at draft level, the checks that fail there)
+ROGUES: dict[str, tuple[Callable[[str], Any], set[str], set[str]]] = {
+    "answers without activation": (
+        _inactive_answered, {"interview §3 rule 2; PROFILE §3.3"}, {"error_code"}),
+    "no activation echo": (
+        _no_echo, {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4",
+                   "interview §6 rule 1; PROFILE §3.4", "interview §3 rule 2; PROFILE §3.2"},
+        {"echo"}),
+    "a wrong value": (
+        _on("identity", _set_name), {"interview §5 rule 2; PROFILE §4.3",
+                                      "interview §3 rule 2; PROFILE §3.2"}, {"answer"}),
+    "a member that resolves nowhere": (
+        _on("capabilities", _nowhere), {"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
+    "an uncommitted proposal url": (
+        _on("terms", _uncommitted), {"interview §5 rule 2; PROFILE §4.3",
+                                     "interview §4 rule 3; PROFILE §4.4"}, {"answer"}),
+    "an extra member in the answer": (
+        _on("refusals", _extra_member), {"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
+    "terms hidden": (
+        _on("terms", _hide_terms), {"interview §5 rule 2; PROFILE §4.3",
+                                    "interview §4 rule 3; PROFILE §4.4"}, {"answer", "body"}),
+    "refusing a declared question": (
+        _on("usage", _refuse_declared), {"interview §5 rule 2; PROFILE §4.3",
+                                         "interview §4 rule 3; PROFILE §4.4"},
+        {"answer", "body"}),
+    "a refusal that says more": (
+        _on("negotiate", _refusal_says_more), {"interview §6 rule 1; PROFILE §3.4"}, {"body"}),
+    "a selector folded for case": (
+        _selector_folds_case, {"interview §4 rule 3; PROFILE §4.4"}, {"body"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", sorted(ROGUES))
+def test_each_rogue_fails_on_exactly_the_rule_it_breaks(mode: str) -> None:
+    """D-CONF-8: a rogue serving layer fails the runner at draft level on the rules it
+    breaks and on no other rule (docs/conformance.md lists them)."""
+    factory, rules, checks = ROGUES[mode]
+    failed = _failed(_run(factory))
+    assert set(failed) == rules, failed
+    assert set().union(*failed.values()) == checks
+
+
+def test_a_host_checking_params_first_passes() -> None:
+    """PROFILE §3.3, §7: the inactive calls carry ``"params": {}``, so a host that checks
+    params before the method name (as @a2a-js/sdk does) still gives -32601."""
+    assert _failed(_run(lambda o: params_first(honest(o)))) == {}
+
+
+def test_a_draft_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """D-CLI-26: a draft-level failure is exit 1, named in the output."""
+    with serve(_no_echo) as origin:
+        assert main(["conformance", origin]) == 1
+    out = capsys.readouterr().out
+    assert "Draft level: FAIL" in out and "[draft] echo" in out
+
+
+def test_vectors_against_a_command_target(tmp_path: Path) -> None:
+    """D-CLI-27: --vectors with a command: started once per file on a free port, its
+    {card}, {proposals} and {port} filled in; the project's own serve command (the
+    middleware on uvicorn) passes every call but the amended PROFILE §3.10 ones."""
+    one = tmp_path / "vectors"
+    one.mkdir()
+    (one / "card-1.0.json").write_bytes((SERVING / "card-1.0.json").read_bytes())
+    script = ROOT / "tests" / "conformance_serve.py"
+    command = f"{sys.executable} {script} {{card}} {{proposals}} {{port}}"
+    junit = tmp_path / "j.xml"
+    assert main(["conformance", "--vectors", str(one), "--target", command,
+                 "--junit", str(junit)]) == 0  # fmt: skip
+    suite = ET.fromstring(junit.read_bytes())
+    assert suite.get("failures") == "0"
+    assert int(suite.get("tests", "0")) > 50
