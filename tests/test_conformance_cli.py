@@ -248,3 +248,40 @@ def test_vectors_against_a_command_target(tmp_path: Path) -> None:
     suite = ET.fromstring(junit.read_bytes())
     assert suite.get("failures") == "0"
     assert int(suite.get("tests", "0")) > 50
+
+
+def _readme_reader() -> Any:
+    text = (ROOT / "conformance" / "README.md").read_text(encoding="utf-8")
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {"__name__": "reader"}
+    exec(compile(code, "conformance/README.md", "exec"), namespace)
+    return namespace["run"]
+
+
+@pytest.mark.parametrize("name", ["card-1.0.json", "card-no-terms.json"])
+def test_the_readme_reference_reader_passes_the_middleware(
+    name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """D-CONF-9: the reference reader of conformance/README.md (standard library only,
+    every byte) runs as written, and the middleware serving the file's declarations
+    passes it; the reader fails a call whose bytes differ."""
+    import json
+
+    from a2a_interview.declarations import load
+    from a2a_interview.server.asgi import InterviewMiddleware
+    from conformance_serve import host
+
+    run = _readme_reader()
+    path = SERVING / name
+    vector = json.loads(path.read_bytes())
+    files = {p["url"]: p["text"].encode() for p in vector["declarations"]["proposals"]}
+    declarations = load(vector["declarations"]["card"].encode(), files)
+    changed = tmp_path / name
+    body = vector["calls"][0]["response"]["body"]
+    vector["calls"][0]["response"]["body"] = body.replace('"declared":true', '"declared":false')
+    changed.write_text(json.dumps(vector), encoding="utf-8")
+    with serve(lambda _: InterviewMiddleware(host, declarations)) as origin:
+        assert run(str(path), origin) == 0, capsys.readouterr().out
+        assert f"{len(vector['calls'])}/{len(vector['calls'])} passed" in capsys.readouterr().out
+        assert run(str(changed), origin) == 1
+    assert "FAIL answer-identity" in capsys.readouterr().out
