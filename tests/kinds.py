@@ -89,6 +89,7 @@ KINDS: dict[str, str] = {
     "test_defaults_fit": "transport",  # a default verify against the default servers
     "test_verify_many_population": "transport",  # a mixed real population (interop)
     "test_conformance_serving": "transport",  # our layers through the published vectors
+    "test_conformance_js": "transport",  # the proxy before @a2a-js/sdk, through the runner
     # behaviour: rules of conduct, neither values nor transport
     "test_bounds": "behaviour",
     "test_hostile_zoo": "behaviour",
