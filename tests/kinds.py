@@ -63,6 +63,7 @@ KINDS: dict[str, str] = {
     "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
     "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
     "test_conformance_vectors": "vectors",  # draft facts checked with json + rfc8785 only
+    "test_conformance_node": "vectors",  # another implementation, in Node.js, passes them
     # transport: expected bytes from this package's own projection
     "test_asgi": "transport",
     "test_sdk": "transport",
