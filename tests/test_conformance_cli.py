@@ -285,3 +285,17 @@ def test_the_readme_reference_reader_passes_the_middleware(
         assert f"{len(vector['calls'])}/{len(vector['calls'])} passed" in capsys.readouterr().out
         assert run(str(changed), origin) == 1
     assert "FAIL answer-identity" in capsys.readouterr().out
+
+
+def test_a_card_without_the_interview_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """D-CLI-26: a card the kit cannot test (no interview declared) is one line, exit 2."""
+
+    def undeclared(card: dict[str, Any]) -> dict[str, Any]:
+        extensions = card["capabilities"]["extensions"]
+        card["capabilities"]["extensions"] = [e for e in extensions if e["uri"] != URI]
+        return card
+
+    with serve(lambda o: honest(o, edit_card=undeclared, self_check=False)) as origin:
+        assert main(["conformance", origin]) == 2
+    err = capsys.readouterr().err
+    assert "does not declare the interview" in err and "Traceback" not in err

@@ -5,8 +5,9 @@
     a2a-interview conformance --vectors DIR --target URL|CMD [--junit FILE]
 
 Exit codes: 0 every draft-level call passed (profile-level differences are reported, not
-failed), 1 a draft-level failure, 2 usage error, 3 the server (or its card) could not be
-reached, or a target command did not start.
+failed), 1 a draft-level failure, 2 usage error or a card that cannot be tested (no
+interview declared, not strict I-JSON, a terms entry that does not verify), 3 the server
+(or its card) could not be reached, or a target command did not start.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ TIMEOUT = 10.0  # seconds per request
 
 EPILOG = """\
 exit codes: 0 every draft-level call passed · 1 a draft-level failure ·
-2 usage error · 3 unreachable (or the target command did not start)
+2 usage error, or a card that cannot be tested · 3 unreachable (or the target command
+did not start)
 
 examples:
   a2a-interview conformance http://127.0.0.1:8000/
