@@ -18,7 +18,8 @@ import pytest
 
 from a2a_interview.cli import main
 from a2a_interview.conformance.runner import Result, run_live
-from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
+from agents import honest, params_first
+from conformance_rogues import FACTORIES
 from servers import closed_port_url, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,124 +98,39 @@ def test_the_honest_agent_passes_with_a_table_and_junit(
     }
 
 
-def _inactive_answered(origin: str) -> Any:
-    agent = honest(origin)
-
-    def on_request(call: Call) -> Reply | None:
-        if call.binding == "JSONRPC" and not call.activated and call.question:
-            body = b'{"id":1,"jsonrpc":"2.0","result":%s}' % agent.interview.refusal
-            return Reply(200, [(b"content-type", b"application/json")], body)
-        return None
-
-    return Wrap(agent, on_request=on_request)
-
-
-def _no_echo(origin: str) -> Any:
-    def on_reply(call: Call, reply: Reply) -> Reply:
-        headers = [(n, v) for n, v in reply.headers if n.lower() != b"a2a-extensions"]
-        return Reply(reply.status, headers, reply.body)
-
-    return Wrap(honest(origin), on_reply=on_reply)
-
-
-def _on(question: str, edit: Callable[[Any], Any]) -> Callable[[str], Any]:
-    def factory(origin: str) -> Any:
-        def rewrite(call: Call, result: Any) -> Any:
-            return edit(result) if call.question == question else result
-
-        return rewrite_results(honest(origin), rewrite)
-
-    return factory
-
-
-def _set_name(result: Any) -> Any:
-    for p in result.get("projections", []):
-        if p["source"]["member"] == "/name":
-            p["value"] = "Stonewerk"
-    return result
-
-
-def _extra_member(result: Any) -> Any:
-    return {**result, "note": "hello"} if "projections" in result else result
-
-
-def _nowhere(result: Any) -> Any:
-    if result.get("projections"):
-        result["projections"][0]["source"]["member"] = "/no/such/member"
-    return result
-
-
-def _uncommitted(result: Any) -> Any:
-    for p in result.get("projections", []):
-        p["source"]["url"] = "https://elsewhere.example/terms.json"
-    return result
-
-
-def _hide_terms(result: Any) -> Any:
-    return {"declared": False, "projections": [], "question": "terms"}
-
-
-def _refuse_declared(result: Any) -> Any:
-    return {"declared_skills": [], "detail": "no declared skill matches",
-            "reason": "out_of_scope", "refused": True}  # fmt: skip
-
-
-def _refusal_says_more(result: Any) -> Any:
-    return {**result, "detail": "try asking nicely"} if result.get("refused") else result
-
-
-def _selector_folds_case(origin: str) -> Any:
-    agent = honest(origin)
-
-    def on_reply(call: Call, reply: Reply) -> Reply:
-        if call.question == "usage" and call.skill and call.binding == "JSONRPC":
-            folded = {s.casefold(): s for s in agent.interview.skill_ids}
-            if call.skill not in folded.values() and call.skill.casefold() in folded:
-                answer = agent.interview.answer("usage", folded[call.skill.casefold()])
-                return Reply(200, reply.headers, b'{"id":1,"jsonrpc":"2.0","result":%s}' % answer)
-        return reply
-
-    return Wrap(agent, on_reply=on_reply)
-
-
-# mode -> (factory, the rules it breaks at draft level, the checks that fail there)
-ROGUES: dict[str, tuple[Callable[[str], Any], set[str], set[str]]] = {
-    "answers without activation": (
-        _inactive_answered, {"interview §3 rule 2; PROFILE §3.3"}, {"error_code"}),
+# mode -> (the rules it breaks at draft level, the checks that fail there)
+ROGUES: dict[str, tuple[set[str], set[str]]] = {
+    "answers without activation": ({"interview §3 rule 2; PROFILE §3.3"}, {"error_code"}),
     "no activation echo": (
-        _no_echo, {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4",
-                   "interview §6 rule 1; PROFILE §3.4", "interview §3 rule 2; PROFILE §3.2"},
-        {"echo"}),
+        {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4",
+         "interview §6 rule 1; PROFILE §3.4", "interview §3 rule 2; PROFILE §3.2"}, {"echo"}),
     "a wrong value": (
-        _on("identity", _set_name), {"interview §5 rule 2; PROFILE §4.3",
-                                      "interview §3 rule 2; PROFILE §3.2"}, {"answer"}),
-    "a member that resolves nowhere": (
-        _on("capabilities", _nowhere), {"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
+        {"interview §5 rule 2; PROFILE §4.3", "interview §3 rule 2; PROFILE §3.2"}, {"answer"}),
+    "a member that resolves nowhere": ({"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
     "an uncommitted proposal url": (
-        _on("terms", _uncommitted), {"interview §5 rule 2; PROFILE §4.3",
-                                     "interview §4 rule 3; PROFILE §4.4"}, {"answer"}),
-    "an extra member in the answer": (
-        _on("refusals", _extra_member), {"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
+        {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4"}, {"answer"}),
+    "an extra member in the answer": ({"interview §5 rule 2; PROFILE §4.3"}, {"answer"}),
     "terms hidden": (
-        _on("terms", _hide_terms), {"interview §5 rule 2; PROFILE §4.3",
-                                    "interview §4 rule 3; PROFILE §4.4"}, {"answer", "body"}),
-    "refusing a declared question": (
-        _on("usage", _refuse_declared), {"interview §5 rule 2; PROFILE §4.3",
-                                         "interview §4 rule 3; PROFILE §4.4"},
+        {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4"},
         {"answer", "body"}),
-    "a refusal that says more": (
-        _on("negotiate", _refusal_says_more), {"interview §6 rule 1; PROFILE §3.4"}, {"body"}),
-    "a selector folded for case": (
-        _selector_folds_case, {"interview §4 rule 3; PROFILE §4.4"}, {"body"}),
+    "refusing a declared question": (
+        {"interview §5 rule 2; PROFILE §4.3", "interview §4 rule 3; PROFILE §4.4"},
+        {"answer", "body"}),
+    "a refusal that says more": ({"interview §6 rule 1; PROFILE §3.4"}, {"body"}),
+    "a selector folded for case": ({"interview §4 rule 3; PROFILE §4.4"}, {"body"}),
 }  # fmt: skip
+
+
+def test_every_rogue_has_its_rules() -> None:
+    assert sorted(ROGUES) == sorted(FACTORIES)
 
 
 @pytest.mark.parametrize("mode", sorted(ROGUES))
 def test_each_rogue_fails_on_exactly_the_rule_it_breaks(mode: str) -> None:
     """D-CONF-8: a rogue serving layer fails the runner at draft level on the rules it
     breaks and on no other rule (docs/conformance.md lists them)."""
-    factory, rules, checks = ROGUES[mode]
-    failed = _failed(_run(factory))
+    rules, checks = ROGUES[mode]
+    failed = _failed(_run(FACTORIES[mode]))
     assert set(failed) == rules, failed
     assert set().union(*failed.values()) == checks
 
@@ -227,7 +143,7 @@ def test_a_host_checking_params_first_passes() -> None:
 
 def test_a_draft_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     """D-CLI-26: a draft-level failure is exit 1, named in the output."""
-    with serve(_no_echo) as origin:
+    with serve(FACTORIES["no activation echo"]) as origin:
         assert main(["conformance", origin]) == 1
     out = capsys.readouterr().out
     assert "Draft level: FAIL" in out and "[draft] echo" in out
