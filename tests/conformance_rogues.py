@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from a2a_interview.spec import QUESTIONS
 from agents import Call, Reply, Wrap, honest, rewrite_results
 
 
@@ -32,9 +33,12 @@ def _no_echo(origin: str, signed: bool = True) -> Any:
 
 
 def _on(question: str, edit: Callable[[Any], Any]) -> Callable[..., Any]:
+    """Rewrite the results of ``question`` (``*``: of every method outside the five)."""
+
     def factory(origin: str, signed: bool = True) -> Any:
         def rewrite(call: Call, result: Any) -> Any:
-            return edit(result) if call.question == question else result
+            closure = question == "*" and call.question not in QUESTIONS
+            return edit(result) if call.question == question or closure else result
 
         return rewrite_results(honest(origin, signed=signed), rewrite)
 
@@ -100,6 +104,6 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "an extra member in the answer": _on("refusals", _extra_member),
     "terms hidden": _on("terms", _hide_terms),
     "refusing a declared question": _on("usage", _refuse_declared),
-    "a refusal that says more": _on("negotiate", _refusal_says_more),
+    "a refusal that says more": _on("*", _refusal_says_more),  # any method not of the five
     "a selector folded for case": _selector_folds_case,
 }

@@ -91,6 +91,7 @@ KINDS: dict[str, str] = {
     "test_verify_many_population": "transport",  # a mixed real population (interop)
     "test_conformance_serving": "transport",  # our layers through the published vectors
     "test_conformance_js": "transport",  # the proxy before @a2a-js/sdk, through the runner
+    "test_conformance_replay": "transport",  # recorded verify runs replayed
     # behaviour: rules of conduct, neither values nor transport
     "test_bounds": "behaviour",
     "test_hostile_zoo": "behaviour",

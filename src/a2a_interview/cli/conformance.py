@@ -3,6 +3,7 @@
 
     a2a-interview conformance URL [--junit FILE]
     a2a-interview conformance --vectors DIR --target URL|CMD [--junit FILE]
+    a2a-interview conformance replay FILE --port N
 
 Exit codes: 0 every draft-level call passed (profile-level differences are reported, not
 failed), 1 a draft-level failure, 2 usage error or a card that cannot be tested (no
@@ -35,6 +36,7 @@ exit codes: 0 every draft-level call passed · 1 a draft-level failure ·
 did not start)
 
 examples:
+  a2a-interview conformance replay conformance/vectors/verifier/honest.json --port 8000
   a2a-interview conformance http://127.0.0.1:8000/
   a2a-interview conformance http://127.0.0.1:8000/ --junit conformance.xml
   a2a-interview conformance --vectors conformance/vectors/serving \\
@@ -57,7 +59,13 @@ def register(sub: Any) -> None:
         "differences (this project's choices).",
         epilog=EPILOG,
     )
-    p.add_argument("url", nargs="?", metavar="URL", help="the server's base or card URL")
+    p.add_argument("url", nargs="?", metavar="URL",
+                   help="the server's base or card URL; or `replay`, then FILE")  # fmt: skip
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="with replay: a verifier vector to serve on loopback")  # fmt: skip
+    p.add_argument("--port", type=int, help="with replay: the TCP port (0: a free one)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="with replay: the address to bind (default: 127.0.0.1)")  # fmt: skip
     p.add_argument("--vectors", metavar="DIR", help="a folder of serving vector files")
     p.add_argument("--target", metavar="URL|CMD", help="with --vectors: the server under test")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
@@ -161,6 +169,10 @@ def run(args: argparse.Namespace) -> int:
 
     from ..conformance.runner import Unreachable
 
+    if args.url == "replay":
+        return _replay(args)
+    if args.file is not None or args.port is not None:
+        raise UsageError("FILE and --port go with `conformance replay`")
     if (args.url is None) == (args.vectors is None):
         raise UsageError("give a URL, or --vectors DIR with --target (not both)")
     if args.vectors is not None and not args.target:
@@ -221,3 +233,37 @@ def _report(results: list[Any], junit_path: str | None) -> int:
     if junit_path:
         write_atomic(junit_path, junit(results), option="--junit")
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``conformance replay FILE --port N``: serve a recorded verify run's responses on
+    loopback until Ctrl-C, so another verifier can be pointed at it (D-CONF-11)."""
+    if args.file is None or args.port is None:
+        raise UsageError("conformance replay needs FILE and --port N")
+    if args.vectors or args.target or args.junit:
+        raise UsageError("--vectors, --target and --junit do not go with replay")
+    from ..conformance.replay import Replay, read
+    from . import serve_until_stopped
+    from .files import read_input
+
+    try:
+        exchanges, expected = read(read_input(args.file, "the verifier vector"))
+    except ValueError as exc:
+        raise UsageError(f"{args.file}: not a verifier vector ({exc})") from None
+
+    def start() -> None:
+        import uvicorn
+
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((args.host, args.port))
+            host, port = sock.getsockname()[:2]
+            origin = f"http://{host}:{port}"
+            app = Replay(exchanges, origin)
+            print(f"Replaying {len(exchanges)} recorded exchanges at {origin}/ "
+                  f"(recorded outcome: {expected.get('outcome')})", flush=True)  # fmt: skip
+            print(f"  verify it: a2a-interview verify {origin}/", flush=True)
+            config = uvicorn.Config(app, log_level="warning", lifespan="off")
+            uvicorn.Server(config).run(sockets=[sock])
+
+    return serve_until_stopped(args.host, args.port, start)
