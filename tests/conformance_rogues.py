@@ -95,6 +95,29 @@ def _selector_folds_case(origin: str, signed: bool = True) -> Any:
     return Wrap(agent, on_reply=on_reply)
 
 
+def _reorder_on_second_ask(origin: str, signed: bool = True) -> Any:
+    """capabilities, every second ask: the projections reversed (each still true)."""
+
+    def rewrite(call: Call, result: Any) -> Any:
+        if call.question == "capabilities" and call.n % 2 == 1 and "projections" in result:
+            result["projections"].reverse()
+        return result
+
+    return rewrite_results(honest(origin, signed=signed), rewrite)
+
+
+def _rest_drops_version(origin: str, signed: bool = True) -> Any:
+    """identity on HTTP+JSON without its /version projection (JSON-RPC unchanged)."""
+
+    def rewrite(call: Call, result: Any) -> Any:
+        if call.question == "identity" and call.binding == "HTTP+JSON" and "projections" in result:
+            kept = [p for p in result["projections"] if p["source"]["member"] != "/version"]
+            result["projections"] = kept
+        return result
+
+    return rewrite_results(honest(origin, signed=signed), rewrite)
+
+
 FACTORIES: dict[str, Callable[..., Any]] = {
     "answers without activation": _inactive_answered,
     "no activation echo": _no_echo,
@@ -106,4 +129,6 @@ FACTORIES: dict[str, Callable[..., Any]] = {
     "refusing a declared question": _on("usage", _refuse_declared),
     "a refusal that says more": _on("*", _refusal_says_more),  # any method not of the five
     "a selector folded for case": _selector_folds_case,
+    "answers that change between asks": _reorder_on_second_ask,
+    "interfaces that answer differently": _rest_drops_version,
 }

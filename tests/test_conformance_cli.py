@@ -118,6 +118,8 @@ ROGUES: dict[str, tuple[set[str], set[str]]] = {
         {"answer", "body"}),
     "a refusal that says more": ({"interview §6 rule 1; PROFILE §3.4"}, {"body"}),
     "a selector folded for case": ({"interview §4 rule 3; PROFILE §4.4"}, {"body"}),
+    "answers that change between asks": ({"interview §4 rule 1"}, {"determinism"}),
+    "interfaces that answer differently": ({"interview §4 rule 1"}, {"determinism"}),
 }  # fmt: skip
 
 

@@ -36,7 +36,9 @@ def test_the_node_implementation_passes_every_vector(tmp_path: Path) -> None:
     failing = [c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None]
     assert (code, failing) == (0, [])
     calls = sum(len(json.loads(p.read_bytes())["calls"]) for p in SERVING.glob("*.json"))
-    assert int(suite.get("tests", "0")) == calls
+    # and per file, each answer asked twice and each answer compared across bindings
+    # (interview §4 rule 1): five more results of each kind
+    assert int(suite.get("tests", "0")) == calls + 3 * (5 + 5)
 
 
 @pytest.mark.parametrize(

@@ -142,8 +142,8 @@ def judge(
     if expect.body is None or body == expect.body:
         return problems
     if expect.body_level == "profile" and level == "draft":
-        wanted = _result(expect.body)
-        inner = body if wanted is None else _result(body)
+        wanted = result_bytes(expect.body)
+        inner = body if wanted is None else result_bytes(body)
         if inner is None:
             problems.append(Problem("draft", "answer", f"no JSON-RPC result: {_preview(body)}"))
             return problems
@@ -159,7 +159,7 @@ def judge(
     return problems
 
 
-def _result(body: bytes) -> bytes | None:
+def result_bytes(body: bytes) -> bytes | None:
     """The ``result`` member's JCS bytes of a JSON-RPC response, else ``None``."""
     try:
         data = loads(body)

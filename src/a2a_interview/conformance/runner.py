@@ -26,13 +26,20 @@ from xml.etree import ElementTree as ET
 import httpx
 
 from ..declarations import build, read_card
-from ..spec import CARD_PATH
+from ..errors import InterviewError
+from ..ijson import loads
+from ..jcs import canonicalize
+from ..spec import CARD_PATH, QUESTIONS
 from ..terms import read_terms_entries
 from .calls import Expect, Level, calls
-from .judge import Problem, judge
+from .judge import Problem, judge, result_bytes
 from .vectors import Vector, proposals_by_entry
 
-MAX_BYTES = 1 << 20  # a response read past this is cut (PROFILE §1.4's bound)
+MAX_BYTES = 1 << 20
+SAME_ANSWERS = "interview §4 rule 1"
+ASKED_TWICE = frozenset(
+    f"answer-{q}" for q in QUESTIONS
+)  # a response read past this is cut (PROFILE §1.4's bound)
 
 
 class Unreachable(Exception):
@@ -89,13 +96,38 @@ async def _send(client: httpx.AsyncClient, origin: str, item: Any) -> Response:
 async def _judged(client: httpx.AsyncClient, origin: str, items: Iterable[Any], *, card: Any,
                   proposals: Any, vector: str = "") -> list[Result]:  # fmt: skip
     results = []
+    answered: dict[str, bytes] = {}  # answer-q and rest-q: the answer's bytes
     for item in items:
         expect: Expect = item.expect
         status, headers, body = await _send(client, origin, item)
         problems = judge(item.level, expect, status, headers, body, card=card,
                          proposals=proposals)  # fmt: skip
         results.append(Result(item.id, item.rule, item.level, tuple(problems), vector))
+        if item.id in ASKED_TWICE and status == 200:
+            # interview §4 rule 1: asked again at once, the same bytes (D-CONF-12).
+            again = (await _send(client, origin, item))[2]
+            differs = () if again == body else (
+                Problem("draft", "determinism", "a second ask gave other bytes"),)  # fmt: skip
+            results.append(Result(item.id + "#again", SAME_ANSWERS, "draft", differs, vector))
+            answered[item.id] = result_bytes(body) or body
+        elif item.id.startswith("rest-") and item.id[5:] in QUESTIONS and status == 200:
+            answered[item.id] = _canonical(body)
+    for question in QUESTIONS:
+        rpc_bytes, rest_bytes = answered.get(f"answer-{question}"), answered.get(f"rest-{question}")
+        if rpc_bytes is None or rest_bytes is None:
+            continue
+        differs = () if rpc_bytes == rest_bytes else (
+            Problem("draft", "determinism", "HTTP+JSON and JSON-RPC answers differ"),)  # fmt: skip
+        results.append(Result(f"bindings-{question}", SAME_ANSWERS, "draft", differs, vector))
     return results
+
+
+def _canonical(body: bytes) -> bytes:
+    """``body``'s JCS form (PROFILE §1.2: equal means equal JCS bytes), else ``body``."""
+    try:
+        return canonicalize(loads(body))
+    except InterviewError:
+        return body
 
 
 @dataclass(frozen=True, slots=True)
