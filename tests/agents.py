@@ -229,7 +229,8 @@ class Wrap:
             if isinstance(method, str) and method.startswith(METHOD_PREFIX):
                 params = request.get("params") or {}
                 call.question = method[len(METHOD_PREFIX) :]
-                call.skill = params.get("skill") if isinstance(params, dict) else None
+                skill = params.get("skill") if isinstance(params, dict) else None
+                call.skill = skill if isinstance(skill, str) else None  # a selector is a string
                 call.binding = "JSONRPC"
         elif call.path.startswith(REST_PATH + "/interview/"):
             call.question = unquote(call.path[len(REST_PATH + "/interview/") :])

@@ -65,6 +65,8 @@ KINDS: dict[str, str] = {
     "test_our_signatures": "vectors",  # our signatures judged by both SDKs' verifiers
     "test_clients": "vectors",  # a2a-sdk's and @a2a-js/sdk's clients ask (interop)
     "test_stock_matrix": "vectors",  # stock SDK agents, verdicts written out (interop)
+    "test_conformance_vectors": "vectors",  # draft facts checked with json + rfc8785 only
+    "test_conformance_node": "vectors",  # another implementation, in Node.js, passes them
     # transport: expected bytes from this package's own projection
     "test_asgi": "transport",
     "test_sdk": "transport",
@@ -98,6 +100,9 @@ KINDS: dict[str, str] = {
     "test_verify_run": "transport",  # card variants, bounds and causes over loopback
     "test_defaults_fit": "transport",  # a default verify against the default servers
     "test_verify_many_population": "transport",  # a mixed real population (interop)
+    "test_conformance_serving": "transport",  # our layers through the published vectors
+    "test_conformance_js": "transport",  # the proxy before @a2a-js/sdk, through the runner
+    "test_conformance_replay": "transport",  # recorded verify runs replayed
     # behaviour: rules of conduct, neither values nor transport
     "test_bounds": "behaviour",
     "test_hostile_zoo": "behaviour",
@@ -123,6 +128,7 @@ KINDS: dict[str, str] = {
     "test_docs_selfcontained": "behaviour",
     "test_install_extras": "behaviour",
     "test_make_test": "behaviour",
+    "test_conformance_cli": "behaviour",  # the runner's table, JUnit and exit codes
     "test_bench_runs": "behaviour",  # every bench teaches its use; the ledger ones run
 }
 

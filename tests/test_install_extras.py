@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 
 # The extra installed in a venv -> the extras it makes available (sdk, redis and ledger
 # bring the server parts with them; the client extra is in the base install now).
+VERIFIER_VECTOR = ROOT / "conformance" / "vectors" / "verifier" / "honest.json"
 VENVS = {
     "": set(),
     "client": set(),
@@ -139,6 +140,8 @@ def _invocations(files: Path, busy: int) -> list[tuple[list[str], list[str], set
         (["verify-many", str(urls), "--out", str(files / "out.jsonl"), "--workers", "1",
           "--no-progress"], [], {3}),
         (["verify", down, "--store", str(db)], ["ledger"], {3}),
+        (["conformance", down], [], {3}),
+        (["conformance", "replay", str(VERIFIER_VECTOR), "--port", str(busy)], ["server"], {3}),
         (["demo"], ["sdk"], {0}),
         (["demo", "serve", "--port", str(busy)], ["sdk"], {3}),
         (["demo", "serve", "--port", str(busy), "--redis", "redis://127.0.0.1:1/0"],

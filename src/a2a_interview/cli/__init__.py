@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 # Command modules, in --help order. Each defines register(subparsers).
-_GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger", "profile")
+_GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger", "profile", "conformance")
 
 EPILOG = """\
 exit codes: 0 ok (consistent, churn, verified, evidence) ·

@@ -8,6 +8,7 @@ need one extra each (docs/decisions.md D-EXTRAS-1 to D-EXTRAS-3; the README's ta
     proxy                                server
     ledger ..., worker                   ledger
     verify / verify-many --store URL     ledger
+    conformance replay                   server
     demo serve / proxy --redis URL       redis   (besides the command's own)
 
 :func:`missing` is asked before a command runs, so a missing extra is one line and exit 2
@@ -38,9 +39,10 @@ COMMANDS: Final[dict[str, str]] = {
     "proxy": "server",
     "ledger": "ledger",
     "worker": "ledger",
+    "conformance replay": "server",
 }
 
-_GROUPS: Final = frozenset({"card", "proposal", "record", "ledger", "demo"})
+_GROUPS: Final = frozenset({"card", "proposal", "record", "ledger", "demo", "conformance"})
 
 
 def command_of(argv: Sequence[str]) -> str:
