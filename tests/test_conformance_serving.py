@@ -3,10 +3,6 @@ D-CONF-6): ``InterviewMiddleware`` serving each published vector's declarations 
 every call of the vector exactly; the middleware and the ``a2a-sdk`` integration
 (Starlette and FastAPI) serving the reference card pass every call the runner derives
 from their own served card. In process, through ``httpx.ASGITransport``.
-
-Where today's layers disagree with the amended profile, the call is marked
-``xfail(strict=True)`` with the rule named (PROFILE §3.10 amended: a host whose card
-declares no 1.0 interface does not negotiate, so a layer never answers it ``-32009``).
 """
 
 from __future__ import annotations
@@ -30,15 +26,6 @@ from a2a_interview.spec import RPC_METHOD_NOT_FOUND
 
 SERVING = Path(__file__).resolve().parent.parent / "conformance" / "vectors" / "serving"
 
-# PROFILE §3.10 (amended): the 0.3 card's host does not negotiate; today's layers still
-# answer -32009 (HTTP+JSON: 400) to an A2A-Version the card does not declare.
-AMENDED_3_10 = frozenset({
-    ("card-0.3.json", "version-1.0"),
-    ("card-0.3.json", "version-unknown"),
-    ("card-0.3.json", "version-rest-unknown"),
-})  # fmt: skip
-
-
 @functools.cache
 def vector(name: str) -> Vector:
     return read_vector((SERVING / name).read_bytes())
@@ -48,12 +35,7 @@ def _cases() -> list[Any]:
     cases = []
     for path in sorted(SERVING.glob("*.json")):
         for call in vector(path.name).calls:
-            marks = []
-            if (path.name, call.id) in AMENDED_3_10:
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason="PROFILE §3.10 (amended): a 0.3 host never gets -32009"
-                ))  # fmt: skip
-            cases.append(pytest.param(path.name, call.id, marks=marks, id=f"{path.stem}:{call.id}"))
+            cases.append(pytest.param(path.name, call.id, id=f"{path.stem}:{call.id}"))
     return cases
 
 
