@@ -159,6 +159,7 @@ PART_ORDERS: dict[str, list[str]] = {
     ],
     # server/proxy/: the upstream, then the front and the pass-through, then serving.
     "a2a_interview.server.proxy": [
+        "connections",
         "fetch",
         "headers",
         "upstream",
