@@ -154,6 +154,7 @@ async def _forward(
         if cut is not None:
             cut()
     finally:
+        share.release()  # before upstream hears the end: its place is free by then
         await response.aclose()
 
 
