@@ -2,7 +2,7 @@
 
 D-PROXY-40: upstream is read no further ahead than the client takes (a bounded buffer
 per upstream connection), and a departed client's buffers are freed at once, with no
-reference cycle left for the garbage collector. D-NET-13: a client that takes nothing
+reference cycle left for the garbage collector. D-SERVE-30: a client that takes nothing
 for the write timeout is disconnected, and its upstream stream closed. D-PROXY-41: one
 client holds at most its share of the upstream connections.
 
@@ -201,7 +201,7 @@ def test_slow_readers_hold_at_most_the_bound_and_free_it_when_they_leave(sse: bo
 
 
 def test_a_client_that_takes_nothing_is_cut_after_the_write_timeout() -> None:
-    # D-NET-13: nothing read for the write timeout (1 s here): the proxy drops the
+    # D-SERVE-30: nothing read for the write timeout (1 s here): the proxy drops the
     # client and closes the upstream stream, which would otherwise run until upstream
     # gave up (never, for an event stream).
     streams = Streams()

@@ -28,7 +28,7 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
   (``Connection: upgrade`` with ``Upgrade``: WebSocket, ``h2c``; or ``CONNECT``) is
   answered ``400`` and the connection closed, before any app sees it: these servers speak
   HTTP/1.1 only, and the parser stops at an upgrade (a body after it was dropped);
-- **response write time** (D-NET-13): a client that leaves a response's bytes untaken
+- **response write time** (D-SERVE-30): a client that leaves a response's bytes untaken
   for ``write_timeout`` (30 s) is disconnected: the server's write buffer for it stayed
   over its high-water mark (64 KiB) all that time, so the client took less than the
   48 KiB down to the low-water mark, a minimum rate of about 1.6 KB/s. The app sees
@@ -272,7 +272,7 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                 cycle.message_event.set()
             self.transport.close()
 
-        # -- writes: a client that takes nothing for write_timeout is dropped (D-NET-13)
+        # -- writes: a client that takes nothing for write_timeout is dropped (D-SERVE-30)
 
         def pause_writing(self) -> None:
             super().pause_writing()
