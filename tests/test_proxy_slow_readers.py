@@ -294,3 +294,39 @@ def test_one_client_holds_at_most_its_share_of_upstream_connections() -> None:
         finally:
             for conn in held:
                 conn.close()
+
+
+def test_the_slow_reader_flags_refuse_nonsense_in_one_line() -> None:
+    # D-PROXY-41, D-SERVE-30: the flags that bound slow readers, as a user mistypes them.
+    from test_proxy import _cli
+
+    base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
+    cases = [
+        (("--write-timeout", "0"), "not a number of seconds > 0"),
+        (("--write-timeout", "inf"), "not a number of seconds > 0"),
+        (("--upstream-connections", "0"), "less than 1"),
+        (("--upstream-client-connections", "-1"), "less than 0"),
+        (("--upstream-client-connections", "a tenth"), "not a whole number"),
+    ]
+    for extra, message in cases:
+        process = _cli(*base, *extra)
+        _, err = process.communicate(timeout=30)
+        assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
+        assert message in err, (extra, err)
+
+
+def test_the_flags_reach_the_proxy() -> None:
+    # What the command line chose is what the proxy keeps.
+    import argparse
+
+    from a2a_interview.cli import proxy as command
+    from a2a_interview.server import listen
+
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(["proxy", "--upstream", "http://127.0.0.1:9/", "--port", "9",
+                              "--write-timeout", "7", "--upstream-connections", "40",
+                              "--upstream-client-connections", "3"])  # fmt: skip
+    options = command._options(args)
+    assert (options["upstream_connections"], options["upstream_client_connections"]) == (40, 3)
+    assert listen.bounds_from_args(args, body=False).write_timeout == 7
