@@ -248,3 +248,18 @@ def test_a_body_longer_than_its_length_is_cut_at_the_length(quiet: None) -> None
     with hostile_proxy(sends(wire)) as proxy:
         status, _, body = parsed(exchange(proxy))
     assert (status, body) == (200, b"ok")
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"z" * 200_000,
+        b"HTTP/1.0 200 OK\r\n\r\n" + b"z" * 200_000,
+    ],
+)
+def test_a_body_delimited_by_the_close_is_passed_on_whole(wire: bytes, quiet: None) -> None:
+    # RFC 9112 §6.3 (8): no length and no chunking: the body ends where upstream closes;
+    # the proxy reads it to the end (its reader sees the end after the last byte).
+    with hostile_proxy(sends(wire)) as proxy:
+        status, _, body = parsed(exchange(proxy))
+    assert (status, body) == (200, b"z" * 200_000)
