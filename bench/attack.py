@@ -4,6 +4,7 @@
     .venv/bin/python bench/attack.py --duration 5 --attackers 100    # a quick look
     .venv/bin/python bench/attack.py --scenario trailers      # 600 MiB of trailers
     .venv/bin/python bench/attack.py --scenario hog           # one client, 1,001 sockets
+    .venv/bin/python bench/attack.py --scenario slow-readers  # 3 waves of 256 slow readers
 
 Everything is on 127.0.0.1 and stops by itself. Three processes: a real a2a-sdk agent
 (the SDK's own card and JSON-RPC routes, an echo executor, the Stonework card declaring
@@ -49,6 +50,14 @@ back, while one ordinary client GETs a document that passes through the proxy to
 agent; printed: the GETs' p50 and p99 beside the same GETs without those clients.
 Goal: with 2 such clients, the pass-through GET's p99 under 100 ms.
 
+``--scenario slow-readers``: three waves (``--waves``) of ``--readers`` (256) clients
+from 9 addresses (127.0.1.1-9), each with a 4 KiB receive buffer, reading for
+``--duration`` seconds then leaving: first on a 64 MiB response (one byte a second),
+then on an endless event stream (4 KB every 10 ms), while the ordinary clients run.
+Printed after each wave: the proxy's resident memory with the readers on and once they
+left, beside its idle figure, and the ordinary requests of the wave. Goal: within 100 MB
+of idle, ordinary p99 < 1 s, no 503.
+
 Not a test: nothing here asserts a time; it prints figures and exits 0 (1 when the
 servers do not start or answer wrongly).
 """
@@ -75,6 +84,8 @@ from typing import Any
 import httpx
 
 RPC = "/a2a/jsonrpc"
+BIG_PATH, EVENTS_PATH = "/bench/big", "/bench/events"  # slow-readers: what they read
+BIG = 64 * 1024 * 1024
 CARD = "/.well-known/agent-card.json"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,7 +107,7 @@ def agent_main(port: int, public: str) -> None:
     from google.protobuf.json_format import ParseDict
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
     from a2a_interview import reference
@@ -129,7 +140,25 @@ def agent_main(port: int, public: str) -> None:
         return Response(body or b"", status_code=200 if body else 404,
                         media_type="application/json")  # fmt: skip
 
+    async def big_body() -> Any:
+        piece = b"x" * 65536
+        for _ in range(BIG // len(piece)):
+            yield piece
+
+    async def endless_events() -> Any:
+        event = b"data: " + b"y" * (256 * 1024 - 8) + b"\n\n"
+        while True:
+            yield event
+            await asyncio.sleep(0.2)
+
+    async def big(request: Request) -> Response:
+        return StreamingResponse(big_body(), headers={"content-length": str(BIG)})
+
+    async def events(request: Request) -> Response:
+        return StreamingResponse(endless_events(), media_type="text/event-stream")
+
     app = Starlette(routes=[*create_agent_card_routes(card), Route("/terms/{name}", terms),
+                            Route(BIG_PATH, big), Route(EVENTS_PATH, events),
                             *create_jsonrpc_routes(handler, RPC)])  # fmt: skip
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
 
@@ -489,6 +518,94 @@ async def hog_phase(origin: str, port: int, args: argparse.Namespace) -> Phase:
     return phase
 
 
+# ---------------------------------------------------------------- slow readers
+
+
+async def slow_reader(port: int, i: int, path: str, stop: float, count: list[int]) -> None:
+    """Ask for ``path`` from 127.0.1.(1 + i % 9) with a 4 KiB receive buffer, then read
+    one byte a second (the 64 MiB body) or 4 KB every 10 ms (the event stream), until
+    ``stop``; then leave."""
+    loop = asyncio.get_running_loop()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    size, pause = (1, 1.0) if path == BIG_PATH else (4096, 0.01)
+    try:
+        sock.bind((f"127.0.1.{1 + i % 9}", 0))
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        await loop.sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        count[0] += 1
+        while time.monotonic() < stop:
+            async with asyncio.timeout(max(0.01, stop - time.monotonic())):
+                if not await loop.sock_recv(sock, size):
+                    break
+            await asyncio.sleep(pause)
+    except (OSError, TimeoutError):
+        pass
+    finally:
+        sock.close()
+
+
+async def slow_readers(port: int, path: str, readers: int, stop: float, count: list[int]) -> None:
+    await asyncio.gather(*(slow_reader(port, i, path, stop, count) for i in range(readers)))
+
+
+def slow_readers_main(port: int, path: str, readers: int, seconds: float, connected: Any) -> None:
+    """The readers in a process of their own: their reads would otherwise delay the
+    ordinary clients' event loop, and be measured as the proxy's latency."""
+    count = [0]
+    asyncio.run(slow_readers(port, path, readers, time.monotonic() + seconds, count))
+    connected.value = count[0]
+
+
+async def reader_wave(
+    origin: str, port: int, args: argparse.Namespace, path: str
+) -> tuple[Phase, int]:
+    phase = Phase()
+    connected = multiprocessing.Value("q", 0)
+    process = multiprocessing.Process(
+        target=slow_readers_main, args=(port, path, args.readers, args.duration, connected)
+    )
+    process.start()
+    stop = time.monotonic() + args.duration
+    await asyncio.sleep(1.0)  # the readers ask first
+    budget = [args.max_requests]
+    await asyncio.gather(*(ordinary(origin, phase, stop, budget) for _ in range(args.clients)))
+    process.join(30)
+    return phase, int(connected.value)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux ``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_slow_readers(
+    origin: str, port: int, pid: int, agent_pid: int, args: argparse.Namespace
+) -> None:
+    time.sleep(1.0)
+    idle = peak_rss_mb(pid, "VmRSS")
+    print(f"proxy pid {pid}, idle RSS {idle:.1f} MB; {args.waves} waves of {args.readers} "
+          f"slow readers from 9 addresses, {args.duration:g} s each; "
+          f"{args.clients} ordinary clients")  # fmt: skip
+    for path, what in ((BIG_PATH, "a 64 MiB response"), (EVENTS_PATH, "an endless event stream")):
+        for wave in range(1, args.waves + 1):
+            reset_peak(pid)
+            cpu = cpu_seconds(pid), cpu_seconds(agent_pid), os.getloadavg()[0]
+            phase, connected = asyncio.run(reader_wave(origin, port, args, path))
+            during = peak_rss_mb(pid)
+            proxy_cpu, agent_cpu = cpu_seconds(pid) - cpu[0], cpu_seconds(agent_pid) - cpu[1]
+            time.sleep(3.0)  # the streams close
+            after = peak_rss_mb(pid, "VmRSS")
+            print(f"{what}, wave {wave}: peak RSS {during:.1f} MB (idle +{during - idle:.1f}), "
+                  f"{after:.1f} MB after they left (idle +{after - idle:.1f}); "
+                  f"{connected} readers connected")  # fmt: skip
+            print(f"  CPU seconds in the wave: proxy {proxy_cpu:.1f}, agent {agent_cpu:.1f}; "
+                  f"machine load average {cpu[2]:.1f} before it")  # fmt: skip
+            report("  ordinary requests meanwhile", phase)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=15.0, help="seconds per phase")
@@ -499,10 +616,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="ordinary requests per phase, at most")  # fmt: skip
     parser.add_argument(
         "--scenario",
-        choices=["slow", "trailers", "hog"],
+        choices=["slow", "trailers", "hog", "slow-readers"],
         default="slow",
-        help="slow attackers (default), a trailer flood, or a connection hog",
+        help="slow attackers (default), a trailer flood, a connection hog, or slow readers",
     )
+    parser.add_argument(
+        "--readers", type=int, default=256, help="slow-readers: readers a wave (default 256)"
+    )
+    parser.add_argument("--waves", type=int, default=3, help="slow-readers: waves (default 3)")
     parser.add_argument(
         "--flood-mib",
         type=float,
@@ -558,7 +679,7 @@ def main(argv: list[str] | None = None) -> int:
     proxy = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "proxy",
              "--upstream", f"http://127.0.0.1:{agent_port}", "--port", str(proxy_port),
              "--poll", "0", "--rate-limit", "off", *args.proxy_option]  # fmt: skip
-    with started(agent, agent_port), started(proxy, proxy_port) as proxied:
+    with started(agent, agent_port) as agented, started(proxy, proxy_port) as proxied:
         check = httpx.post(origin + RPC, content=send_body(0),
                            headers={"A2A-Version": "1.0"}, timeout=10)  # fmt: skip
         if b"echo: hello" not in check.content:
@@ -569,6 +690,9 @@ def main(argv: list[str] | None = None) -> int:
             demo = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()",
                     "demo", "serve", "--port", str(demo_port), "--rate-limit", "off"]  # fmt: skip
             run_trailers(args, proxy_port, proxied, demo, demo_port)
+            return 0
+        if args.scenario == "slow-readers":
+            run_slow_readers(origin, proxy_port, proxied.pid, agented.pid, args)
             return 0
         if args.scenario == "hog":
             print(f"proxy pid {proxied.pid}; {args.clients} ordinary clients for "

@@ -160,6 +160,7 @@ PART_ORDERS: dict[str, list[str]] = {
     # server/proxy/: the upstream, then the pass-through, the extended card and the front,
     # then serving.
     "a2a_interview.server.proxy": [
+        "connections",
         "fetch",
         "headers",
         "upstream",

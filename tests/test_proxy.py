@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -714,10 +715,7 @@ async def test_follows_a_same_origin_redirect() -> None:
 
 @pytest.mark.anyio
 async def test_refuses_an_unreachable_upstream() -> None:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    with pytest.raises(ProxyError) as caught:
+    with closed_port() as port, pytest.raises(ProxyError) as caught:
         await build_proxy(f"http://127.0.0.1:{port}", timeout=3)
     assert "cannot read the upstream card" in str(caught.value)
 
@@ -838,12 +836,13 @@ def test_command_names_an_ipv6_listen_address_in_brackets() -> None:
     with upstream_running() as up:
         process = _cli("--upstream", up.origin, "--port", "0", "--host", "::1", "--poll", "0")
         try:
-            assert process.stdout is not None
-            first = process.stdout.readline()
+            first = _first_line(process)
             assert first.startswith("a2a-interview proxy: serving at http://[::1]:"), first
-        finally:
             process.send_signal(signal.SIGINT)
-            process.communicate(timeout=20)
+            _, err = process.communicate(timeout=20)
+        finally:
+            _stopped(process)
+        assert process.returncode == 0, err
 
 
 # ---------------------------------------------------------------- the command
@@ -865,11 +864,55 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_command_refuses_to_start_with_one_clear_line() -> None:
-    with upstream_running(_bad_digest) as up:
+def _first_line(process: subprocess.Popen[str], timeout: float = 60.0) -> str:
+    """The command's first line on stdout, or "" when none came within ``timeout``
+    seconds (a bare ``readline`` waits forever on a command that hangs)."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    return process.stdout.readline() if ready else ""
+
+
+def _stopped(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` if a test left it running, and reap it."""
+    if process.poll() is None:
+        process.kill()
+        process.communicate(timeout=20)
+
+
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, for as long as the block runs: bound, never
+    listening, so a connection is refused and no other program can take the port (a
+    port freed and then named could be listening again by the time it is used)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
+
+
+def cli_serving(*args: str, attempts: int = 5) -> tuple[subprocess.Popen[str], int, str]:
+    """``proxy`` started with ``args`` on a free loopback port; returns the process, the
+    port and its first line. The port is chosen here (the default public URL names it),
+    so another program may bind it between its choice and the command's bind (D-TEST-27):
+    the command then refuses with "cannot listen" and is started again on another."""
+    for _ in range(attempts):
         sock = free_socket()
-        port = sock.getsockname()[1]
+        port = int(sock.getsockname()[1])
         sock.close()
+        process = _cli(*args, "--port", str(port))
+        first = _first_line(process)
+        if first:
+            return process, port, first
+        _stopped(process)
+        assert process.stderr is not None
+        err = process.stderr.read()
+        assert "cannot listen" in err, err
+    raise AssertionError(f"no free port in {attempts} attempts")
+
+
+def test_command_refuses_to_start_with_one_clear_line() -> None:
+    with upstream_running(_bad_digest) as up, closed_port() as port:
+        # The port is held (bound, not listening): if the command bound it, it would say
+        # "cannot listen" instead; it refuses before it binds anything.
         process = _cli("--upstream", up.origin, "--port", str(port))
         _, err = process.communicate(timeout=30)
         assert process.returncode == 3
@@ -879,18 +922,12 @@ def test_command_refuses_to_start_with_one_clear_line() -> None:
         assert lines[0].startswith("a2a-interview proxy: refusing to start: ")
         assert "/capabilities/extensions/1/params/proposals/1" in lines[0]
         assert "digest_mismatch" in lines[0]
-        assert not _listening(port), "a refused proxy left a listener behind"
 
 
 def test_command_serves_and_stops_cleanly() -> None:
     with upstream_running() as up:
-        sock = free_socket()
-        port = sock.getsockname()[1]
-        sock.close()
-        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0")
+        process, port, first = cli_serving("--upstream", up.origin, "--poll", "0")
         try:
-            assert process.stdout is not None
-            first = process.stdout.readline()
             assert first.startswith(f"a2a-interview proxy: serving at http://127.0.0.1:{port}/")
             response = httpx.post(
                 f"http://127.0.0.1:{port}{RPC}",
@@ -903,12 +940,9 @@ def test_command_serves_and_stops_cleanly() -> None:
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            _stopped(process)
         assert process.returncode == 0, err
         assert "Traceback" not in err
-        assert not _listening(port)
 
 
 def test_command_usage_errors() -> None:
@@ -937,14 +971,12 @@ def test_command_usage_errors() -> None:
 
 
 def test_command_refuses_an_unreachable_rate_limit_store() -> None:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    process = _cli(
-        "--upstream", "http://127.0.0.1:9/", "--port", "0",
-        "--redis", f"redis://127.0.0.1:{port}/0",
-    )  # fmt: skip
-    _, err = process.communicate(timeout=30)
+    with closed_port() as port:
+        process = _cli(
+            "--upstream", "http://127.0.0.1:9/", "--port", "0",
+            "--redis", f"redis://127.0.0.1:{port}/0",
+        )  # fmt: skip
+        _, err = process.communicate(timeout=30)
     assert process.returncode == 3
     assert "refusing to start: the rate limit store does not answer [proxy]" in err
     assert "Traceback" not in err

@@ -13,15 +13,8 @@ import pytest
 from a2a_interview import reference
 from a2a_interview.cardsig import generate_key, private_jwk
 from a2a_interview.spec import INTERVIEW_URI
-from test_proxy import CARD, _cli, _listening, free_socket, upstream_running
+from test_proxy import CARD, _cli, _stopped, cli_serving, closed_port, upstream_running
 from test_proxy_wire import _signed_undeclared, _undeclared
-
-
-def _free_port() -> int:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    return int(port)
 
 
 def _refusal(*args: str) -> str:
@@ -35,16 +28,14 @@ def _refusal(*args: str) -> str:
 
 
 def test_an_undeclared_card_is_refused_telling_the_user_about_declare() -> None:
-    with upstream_running(_undeclared) as up:
-        port = _free_port()
-        line = _refusal("--upstream", up.origin, "--port", str(port))
+    with upstream_running(_undeclared) as up, closed_port() as port:
+        line = _refusal("--upstream", up.origin, "--port", str(port))  # refused before binding
         assert "--declare" in line
-        assert not _listening(port)
 
 
 def test_a_signed_card_declare_would_change_is_refused_without_a_key() -> None:
     with upstream_running(_signed_undeclared) as up:
-        line = _refusal("--upstream", up.origin, "--port", str(_free_port()), "--declare")
+        line = _refusal("--upstream", up.origin, "--port", "0", "--declare")
         assert "--card-key KEY --kid KID" in line
 
 
@@ -57,7 +48,7 @@ def test_a_missing_proposal_names_the_entry_the_url_and_the_cause() -> None:
         return value
 
     with upstream_running(card) as up:
-        line = _refusal("--upstream", up.origin, "--port", str(_free_port()))
+        line = _refusal("--upstream", up.origin, "--port", "0")
     assert line == (
         "a2a-interview proxy: refusing to start: terms entry "
         f"/capabilities/extensions/1/params/proposals/0 ({up.origin}/terms/gone.json): "
@@ -71,12 +62,9 @@ def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
     key = tmp_path / "card.jwk.json"
     key.write_text(json.dumps(private_jwk(generate_key("EdDSA"), "proxy-1")))
     with upstream_running(_signed_undeclared) as up:
-        port = _free_port()
-        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
-                       "--declare", "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
+        process, port, first = cli_serving("--upstream", up.origin, "--poll", "0", "--declare",
+                                           "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
         try:
-            assert process.stdout is not None
-            first = process.stdout.readline()
             assert first.startswith(f"a2a-interview proxy: serving at http://127.0.0.1:{port}/")
             card = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).json()
             assert {"uri": INTERVIEW_URI} in card["capabilities"]["extensions"]
@@ -87,27 +75,20 @@ def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            _stopped(process)
     assert process.returncode == 0, err
     assert "WARNING" not in err and "Traceback" not in err
 
 
 def test_interfaces_bypassing_the_proxy_are_a_warning_at_start() -> None:
     with upstream_running() as up:
-        port = _free_port()
-        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
-                       "--public-url", "https://agent.example")  # fmt: skip
+        process, _, _ = cli_serving("--upstream", up.origin, "--poll", "0",
+                                    "--public-url", "https://agent.example")  # fmt: skip
         try:
-            assert process.stdout is not None
-            process.stdout.readline()
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            _stopped(process)
     assert "WARNING: the card's interface" in err
     assert "bypass the interview" in err
 
@@ -143,12 +124,9 @@ def test_the_connection_bounds_are_the_proxys_options_too() -> None:
     import socket
 
     with upstream_running() as up:
-        port = _free_port()
-        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
-                       "--max-header-bytes", "2048")  # fmt: skip
+        process, port, _ = cli_serving("--upstream", up.origin, "--poll", "0",
+                                       "--max-header-bytes", "2048")  # fmt: skip
         try:
-            assert process.stdout is not None
-            process.stdout.readline()
             assert httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).status_code == 200
             with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
                 conn.sendall(b"GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + b"y" * 4096 + b"\r\n\r\n")
@@ -157,9 +135,7 @@ def test_the_connection_bounds_are_the_proxys_options_too() -> None:
             process.send_signal(signal.SIGINT)
             process.communicate(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            _stopped(process)
 
 
 @pytest.mark.parametrize(
@@ -182,20 +158,15 @@ def test_declare_re_signs_with_the_algorithm_the_card_keys_jwk_names(
     key = tmp_path / "card.jwk.json"
     key.write_text(json.dumps(private_jwk(secret, "proxy-1", alg if named else None)))
     with upstream_running(_signed_undeclared) as up:
-        port = _free_port()
-        process = _cli("--upstream", up.origin, "--port", str(port), "--poll", "0",
-                       "--declare", "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
+        process, port, first = cli_serving("--upstream", up.origin, "--poll", "0", "--declare",
+                                           "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
         try:
-            assert process.stdout is not None
-            first = process.stdout.readline()
             assert first.startswith("a2a-interview proxy: serving at"), first
             card = httpx.get(f"http://127.0.0.1:{port}{CARD}", timeout=10).json()
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            _stopped(process)
     assert process.returncode == 0, err
     for item in card["signatures"]:
         header = json.loads(base64.urlsafe_b64decode(item["protected"] + "=="))

@@ -58,7 +58,11 @@ Then it listens on --host:--port and
     X-Forwarded-For and X-Forwarded-Proto;
   - refuses protocol upgrades (WebSocket, h2c) with 400, bounds every header section
     (trailers included; trailer fields are never passed on) and keeps one client to its
-    share of the connections (--max-client-connections).
+    share of the connections (--max-client-connections) and of the connections to the
+    agent (--upstream-client-connections);
+  - reads a response from the agent only as fast as the client takes it (64 KiB ahead
+    at most), and disconnects a client that leaves a response untaken for
+    --write-timeout seconds, which closes its stream from the agent.
 
 Every --poll seconds, and on every card request, the proxy re-reads the card; a changed
 card is verified before it is served, and one that fails keeps the last good set
@@ -107,6 +111,19 @@ def _bytes(text: str) -> int:
     return value
 
 
+def _count(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text!r} is less than {low}")
+        return value
+
+    return parse
+
+
 def _http_url(flag: str, text: str) -> str:
     try:
         parts = urlsplit(text)
@@ -150,6 +167,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "card_cache_control": args.card_cache_control,
         "max_body": args.max_body,
         "body_timeout": args.body_timeout,
+        "upstream_connections": args.upstream_connections,
+        "upstream_client_connections": args.upstream_client_connections,
     }
     if args.public_url is not None:
         options["public_url"] = _http_url("--public-url", args.public_url)
@@ -380,6 +399,24 @@ def register(sub: Any) -> None:
         default=30.0,
         metavar="S",
         help="the longest a client may take to send its request body (default: 30); slower: 408",
+    )
+    p.add_argument(
+        "--upstream-connections",
+        type=_count(1),
+        default=256,
+        metavar="N",
+        help="connections to the agent at most (default: 256); a request that finds "
+        "none free within 10 s is answered 503",
+    )
+    p.add_argument(
+        "--upstream-client-connections",
+        type=_count(0),
+        default=None,
+        metavar="N",
+        help="connections to the agent one client address (an IPv6 /64) may hold at "
+        "once (default: a tenth of --upstream-connections; 0: no share); one more is "
+        "answered 503 at once, so slow readers of long streams from a few addresses "
+        "cannot take every upstream connection",
     )
     p.add_argument(
         "--forwarded-allow-ips",

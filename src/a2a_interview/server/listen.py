@@ -28,7 +28,18 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
   (``Connection: upgrade`` with ``Upgrade``: WebSocket, ``h2c``; or ``CONNECT``) is
   answered ``400`` and the connection closed, before any app sees it: these servers speak
   HTTP/1.1 only, and the parser stops at an upgrade (a body after it was dropped);
+- **response write time** (D-SERVE-30): a client that leaves a response's bytes untaken
+  for ``write_timeout`` (30 s) is disconnected: the server's write buffer for it stayed
+  over its high-water mark (64 KiB) all that time, so the client took less than the
+  48 KiB down to the low-water mark, a minimum rate of about 1.6 KB/s. The app sees
+  ``http.disconnect`` (the proxy then closes the upstream stream), and what it had
+  written is dropped, so a reader that takes a byte a second holds nothing for long;
 - **keep-alive**: an idle connection is closed after ``keep_alive`` (5 s).
+
+An app may end a response it cannot complete (the proxy, when upstream breaks off
+mid-body) by calling ``scope["extensions"][CLOSE]()``: the connection is closed after
+the bytes already written, so the client sees the response cut short, and uvicorn logs
+no "returned without completing response" error for it.
 
 uvicorn's ``httptools`` protocol has no head-size bound and no head or body timeout
 (``h11_max_incomplete_event_size`` exists for the ``h11`` protocol only, which is slower);
@@ -46,12 +57,14 @@ import ipaddress
 import logging
 import socket
 import time
+import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 from email.utils import formatdate
 from typing import Any, Final
 
 __all__ = [
+    "CLOSE",
     "DEFAULT_BOUNDS",
     "Bounds",
     "add_arguments",
@@ -66,6 +79,8 @@ __all__ = [
 
 logger = logging.getLogger("a2a_interview.listen")
 
+CLOSE: Final = "a2a_interview.close"  # the scope extension that ends a response cut short
+
 
 @dataclass(frozen=True, slots=True)
 class Bounds:
@@ -75,6 +90,7 @@ class Bounds:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     keep_alive: float = 5.0
+    write_timeout: float = 30.0
     max_connections: int = 1000
     max_body: int | None = None
     max_client_connections: int | None = None  # None: a tenth of max_connections; 0: none
@@ -82,7 +98,7 @@ class Bounds:
     def __post_init__(self) -> None:
         if self.max_header_bytes < 1024:
             raise ValueError("max_header_bytes must be at least 1024")
-        for name in ("header_timeout", "body_timeout", "keep_alive"):
+        for name in ("header_timeout", "body_timeout", "keep_alive", "write_timeout"):
             value = getattr(self, name)
             if not 0 < value < float("inf"):
                 raise ValueError(f"{name} must be a number of seconds > 0")
@@ -213,6 +229,7 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             self._upgrade = False
             self._closing = False
             self._timer: asyncio.TimerHandle | None = None
+            self._stall: asyncio.TimerHandle | None = None  # writing paused since
             self._exchange: Any = None  # the cycle of the request whose body is read
             self._counted: str | None = None  # the client whose share this connection is
 
@@ -255,6 +272,27 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                 cycle.message_event.set()
             self.transport.close()
 
+        # -- writes: a client that takes nothing for write_timeout is dropped (D-SERVE-30)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall is None:
+                self._stall = self.loop.call_later(bounds.write_timeout, self._stalled)
+
+        def resume_writing(self) -> None:
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+            super().resume_writing()
+
+        def _stalled(self) -> None:
+            self._stall = None
+            self._closing = True
+            self._disarm()
+            # abort, not close: close would wait for the very bytes the client leaves
+            # untaken. connection_lost follows: the app's receive() says http.disconnect.
+            self.transport.abort()
+
         # -- asyncio.Protocol
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -273,6 +311,9 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
             if self._counted is not None:
                 held[self._counted] -= 1
                 if held[self._counted] <= 0:
@@ -372,6 +413,21 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
                         return
             super().on_headers_complete()
             self._exchange = self.cycle
+            if self.cycle is not None:
+                exchange = weakref.ref(self.cycle)  # no cycle scope -> closure -> cycle
+                extensions: dict[str, Any] = self.cycle.scope.setdefault("extensions", {})
+                extensions[CLOSE] = lambda: self._cut(exchange())
+
+        def _cut(self, cycle: Any) -> None:
+            """End ``cycle``'s response where it stands: closed after what was written."""
+            if cycle is None or cycle.response_complete:
+                return
+            cycle.disconnected = True
+            cycle.message_event.set()
+            if cycle is self.cycle:
+                self._closing = True
+                self._disarm()
+                self.transport.close()
 
         def on_body(self, body: bytes) -> None:
             self._progress = True
@@ -478,7 +534,7 @@ def add_arguments(
 ) -> None:
     """The bounds as command-line options, defaults shown: ``--max-connections``,
     ``--max-client-connections``, ``--max-header-bytes``, ``--header-timeout``,
-    ``--keep-alive``; with ``body``,
+    ``--keep-alive``, ``--write-timeout``; with ``body``,
     ``--body-timeout`` too, and ``--max-body`` when ``max_body`` is given (a command
     that has body options of its own, as ``proxy`` does, passes ``body=False``)."""
     d = DEFAULT_BOUNDS
@@ -504,6 +560,10 @@ def add_arguments(
     group.add_argument("--keep-alive", type=_positive, default=d.keep_alive, metavar="S",
                        help="seconds an idle connection stays open (default "
                        f"{d.keep_alive:g})")  # fmt: skip
+    group.add_argument("--write-timeout", type=_positive, default=d.write_timeout,
+                       metavar="S", help="seconds a client may leave a response's bytes "
+                       f"untaken before it is disconnected (default {d.write_timeout:g}; "
+                       "about 48 KiB per S seconds at least)")  # fmt: skip
     if body and max_body is not None:
         group.add_argument("--max-body", type=_count(0), default=max_body, metavar="BYTES",
                            help=f"request body at most (default {max_body}; more is "
@@ -519,6 +579,7 @@ def bounds_from_args(args: argparse.Namespace, *, body: bool = True) -> Bounds:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout if body else DEFAULT_BOUNDS.body_timeout,
         keep_alive=args.keep_alive,
+        write_timeout=args.write_timeout,
         max_connections=args.max_connections,
         max_client_connections=args.max_client_connections,
         max_body=getattr(args, "max_body", None) if body else None,

@@ -210,7 +210,8 @@ async def build_proxy(
     once per distinct failure). ``options`` (or its fields as keywords: ``public_url``,
     ``declare``, ``card_key``, ``card_kid``, ``card_alg``, ``card_jku``, ``proposals``,
     ``card_cache_control``, ``max_body``, ``body_timeout``, ``upstream_connections``,
-    ``upstream_wait``, ``forwarded_allow_ips``) shape the card, the bounds and what is forwarded.
+    ``upstream_wait``, ``upstream_client_connections``, ``forwarded_allow_ips``) shape the
+    card, the bounds and what is forwarded.
     ``transport`` replaces the network (tests).
 
     Returns ``(app, live)``, ``live`` being the default card variant's (no

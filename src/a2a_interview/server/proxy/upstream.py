@@ -49,6 +49,7 @@ from ...terms import read_terms_entries, verify_proposal
 from ...verifier.client import InsecureURL, check_url, origin
 from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
+from .connections import upstream_transport
 from .fetch import ProxyError, fetch, origin_of, printable
 from .headers import served_headers
 
@@ -139,6 +140,9 @@ class ProxyOptions:
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     upstream_connections: int = UPSTREAM_CONNECTIONS
     upstream_wait: float = POOL_TIMEOUT
+    # Upstream connections one client may hold (D-PROXY-41): None, a tenth of
+    # upstream_connections; 0, no share.
+    upstream_client_connections: int | None = None
     # Peers whose forwarding headers are passed on (issue 14 finding 10): addresses or
     # networks ("10.0.0.0/8"), or "*" for every peer. Default: none.
     forwarded_allow_ips: Sequence[str] = ()
@@ -186,15 +190,15 @@ class Upstream:
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             limit = self.options.upstream_connections
+            limits = httpx.Limits(max_connections=limit, max_keepalive_connections=min(64, limit))
             self._client = httpx.AsyncClient(
-                transport=self.transport,
+                # Read upstream no further ahead than the client takes (D-PROXY-40).
+                transport=self.transport or upstream_transport(limits),
                 follow_redirects=False,  # redirects are the caller's, by policy
                 timeout=httpx.Timeout(
                     self.idle_timeout, connect=CONNECT_TIMEOUT, pool=self.options.upstream_wait
                 ),
-                limits=httpx.Limits(
-                    max_connections=limit, max_keepalive_connections=min(64, limit)
-                ),
+                limits=limits,
                 trust_env=False,
             )
         return self._client
