@@ -92,6 +92,23 @@ def read_all(conn: socket.socket) -> bytes:
     return out
 
 
+def answered(conn: socket.socket) -> bool:
+    """Whether the server has sent something (or closed), without waiting and without
+    taking it. The socket keeps its timeout: ``setblocking(True)`` would clear it, and a
+    server that never answers would then hold the next read forever (D-TEST-30)."""
+    timeout = conn.gettimeout()
+    conn.setblocking(False)
+    try:
+        conn.recv(1, socket.MSG_PEEK)  # a byte, or b"" when it closed
+        return True
+    except BlockingIOError:
+        return False
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    finally:
+        conn.settimeout(timeout)
+
+
 def send_until_refused(conn: socket.socket, head: bytes, chunk: bytes, chunks: int) -> int:
     """Send ``head`` then up to ``chunks`` times ``chunk``; the count sent before the
     server stopped taking them."""
@@ -173,15 +190,9 @@ def test_a_client_dripping_header_lines_is_dropped() -> None:
                 dropped = True
                 break
             time.sleep(0.1)
-            conn.setblocking(False)
-            try:
-                if conn.recv(65536, socket.MSG_PEEK):
-                    dropped = True
-                    break
-            except BlockingIOError:
-                pass
-            finally:
-                conn.setblocking(True)
+            if answered(conn):
+                dropped = True
+                break
         assert dropped
         assert read_all(conn).startswith(b"HTTP/1.1 408 ")
         conn.close()
@@ -205,14 +216,8 @@ def test_a_slow_drip_body_is_dropped() -> None:
             except (BrokenPipeError, ConnectionResetError):
                 break
             time.sleep(0.1)
-            conn.setblocking(False)
-            try:
-                if conn.recv(1, socket.MSG_PEEK):
-                    break
-            except BlockingIOError:
-                pass
-            finally:
-                conn.setblocking(True)
+            if answered(conn):
+                break
         assert read_all(conn).startswith(b"HTTP/1.1 408 ")
         conn.close()
 
