@@ -9,12 +9,16 @@ those tests with the reason outside CI and fails them under CI, which installs i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -22,7 +26,7 @@ import needs
 from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
-from a2a_interview.server.ratelimit import RateLimiter
+from a2a_interview.server.ratelimit import RateLimiter, redacted
 from a2a_interview.spec import INTERVIEW_URI
 
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
@@ -182,8 +186,10 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
+@contextlib.contextmanager
+def redis_server() -> Iterator[subprocess.Popen[bytes]]:
+    """A REAL redis-server on a free loopback port, started and stopped here; its
+    ``args`` end with ``redis://127.0.0.1:PORT/0`` as the process's ``url`` attribute."""
     binary = needs.binary(
         "redis-server", "apt-get install redis-server (.ci/run installs it under CI)"
     )
@@ -206,14 +212,22 @@ def redis_url() -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"redis-server did not start on port {port}")
             time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        process.url = f"redis://127.0.0.1:{port}/0"  # type: ignore[attr-defined]
+        yield process
     finally:
+        process.send_signal(signal.SIGCONT)  # a test may have frozen it
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    with redis_server() as process:
+        yield process.url  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -299,5 +313,62 @@ async def test_a_store_that_fails_lets_calls_through_and_says_so(
         assert await limiter.hit("a") is None  # over 1/minute, yet let through
     assert limiter.failing
     assert [r.getMessage() for r in caplog.records] == [
-        "rate-limit store unavailable, not limiting: ConnectionError"
+        f"rate-limit store {limiter.url} unavailable, not limiting: ConnectionError"
     ]
+    assert limiter.url.startswith("redis://127.0.0.1:")  # D-SERVE-35: the store is named
+
+
+@pytest.mark.redis
+@pytest.mark.anyio
+async def test_a_frozen_redis_fails_open_within_a_bound_and_says_so_twice(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """D-SERVE-10, D-SERVE-35 (PROFILE §3.7): a Redis that stops answering (SIGSTOP: its
+    port still accepts connections, nothing replies) fails open like a dead one. Every
+    interview call is answered, each within a bound (a guard against the hang, not a
+    speed claim), one at a time and many at once; one line names the store when it
+    fails, one when it answers again after SIGCONT, none per call."""
+    with redis_server() as process:
+        url = process.url  # type: ignore[attr-defined]
+        limiter = RateLimiter("1000/minute", url)
+        async with _client(limiter) as http:
+            assert (await _ask(http, 0)).status_code == 200  # the store answers
+            process.send_signal(signal.SIGSTOP)
+            with caplog.at_level("WARNING", logger="a2a_interview.server"):
+                statuses = []
+                for i in range(1, 9):
+                    with anyio.fail_after(10):
+                        statuses.append((await _ask(http, i)).status_code)
+                with anyio.fail_after(10):
+                    many = await asyncio.gather(*(_ask(http, i) for i in range(9, 41)))
+                statuses += [r.status_code for r in many]
+                assert statuses == [200] * 40
+                assert limiter.failing
+                process.send_signal(signal.SIGCONT)
+                for i in range(200):  # a probe each RETRY_AFTER; bounded in count
+                    with anyio.fail_after(10):
+                        assert (await _ask(http, 100 + i)).status_code == 200
+                    if not limiter.failing:
+                        break
+                    await asyncio.sleep(0.05)
+            assert not limiter.failing
+    assert [r.getMessage() for r in caplog.records] == [
+        f"rate-limit store {url} unavailable, not limiting: TimeoutError",
+        f"rate-limit store {url} available again",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"),
+        ("rediss://app:hunter2@cache.internal:6380/1", "rediss://app:***@cache.internal:6380/1"),
+        ("redis://cache:6379/0?password=hunter2&db=1", "redis://cache:6379/0?password=***&db=1"),
+        ("redis://cache:6379/0", "redis://cache:6379/0"),
+        ("memory://", "memory://"),
+    ],
+)
+def test_a_store_is_named_without_its_password(url: str, shown: str) -> None:
+    # D-SERVE-35: the log line names the store; a password never reaches a log.
+    assert redacted(url) == shown
+    assert RateLimiter("1/minute", url).url == shown
