@@ -110,6 +110,7 @@ KINDS: dict[str, str] = {
     "test_docs_selfcontained": "behaviour",
     "test_install_extras": "behaviour",
     "test_make_test": "behaviour",
+    "test_hostile_keys": "behaviour",
     "test_bench_runs": "behaviour",  # every bench teaches its use; the ledger ones run
 }
 
