@@ -156,6 +156,39 @@ async def test_the_default_key_is_the_remote_address() -> None:
         assert (await _ask(second)).status_code == 200
 
 
+async def _answered(app: Any, peers: list[str]) -> int:
+    """How many of one interview call from each of ``peers`` were answered (not 429)."""
+    answered = 0
+    for n, peer in enumerate(peers):
+        transport = httpx.ASGITransport(app=app, client=(peer, 1000))
+        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+            answered += (await _ask(http, n)).status_code == 200
+    return answered
+
+
+@pytest.mark.anyio
+async def test_the_addresses_of_one_ipv6_64_are_one_client() -> None:
+    """PROFILE §3.7, D-NET-15: the rate limit keys a client as the connection share does
+    (listen.client_of). Before, 200 addresses of one /64 got 600 answers at 3/minute."""
+    app = InterviewMiddleware(_host, _declarations(), limiter=RateLimiter("3/minute"))
+    one_64 = [f"2001:db8:1:2:{n:x}::{n + 1:x}" for n in range(200)]
+    assert await _answered(app, one_64) == 3
+    # The next /64 is another client, with its own budget.
+    assert await _answered(app, [f"2001:db8:1:3::{n + 1:x}" for n in range(10)]) == 3
+    # A zone index names the same address.
+    assert await _answered(app, ["2001:db8:1:3::77%eth0"]) == 0
+
+
+@pytest.mark.anyio
+async def test_an_ipv4_mapped_address_is_its_ipv4_client() -> None:
+    # A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d: one budget with
+    # the same client on an IPv4 listener, never one per spelling.
+    app = InterviewMiddleware(_host, _declarations(), limiter=RateLimiter("2/minute"))
+    peers = ["192.0.2.9", "::ffff:192.0.2.9", "::ffff:c000:209", "192.0.2.9"]
+    assert await _answered(app, peers) == 2
+    assert await _answered(app, ["192.0.2.10"]) == 1  # IPv4 addresses stay apart
+
+
 @pytest.mark.anyio
 async def test_ordinary_traffic_is_never_counted() -> None:
     async with _client(RateLimiter("2/minute")) as http:
