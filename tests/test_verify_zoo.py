@@ -707,6 +707,20 @@ async def test_a_jwks_host_that_is_down_ends_a_required_signature_unreachable(
     assert document["outcome"] == "non_conformant"
 
 
+async def test_keys_the_verifier_never_saw_are_no_agent_keys() -> None:
+    """PROFILE §8 (docs/security.md, "Keys the verifier never saw"): ``agent.keys`` holds
+    what the verifier could see. A signed card and served proposals name their keys; an
+    unsigned card names none, and a proposal kept behind a 404 names no signer."""
+    seen = await interview(honest)
+    assert reference.PROPOSAL_KEY in seen["agent"]["keys"] and len(seen["agent"]["keys"]) == 2
+
+    def hidden(call: Call) -> Reply | None:
+        return Reply(404, [], b"") if call.path.startswith("/terms/") else None
+
+    unseen = await interview(lambda o: Wrap(honest(o, signed=False), on_request=hidden))
+    assert unseen["agent"]["keys"] == []
+
+
 async def test_a_proposal_that_is_not_there_fails_its_entry() -> None:
     # ... while a 404 is the document's absence: terms §3 fetch_failed, and projecting
     # from it is a conflict.
