@@ -4,6 +4,7 @@ limit in memory and in Redis.
 
     .venv/bin/python bench/load.py          # ~6 minutes: 8 scenarios of 40 s
     .venv/bin/python bench/load.py --target demo --duration 12 --attackers 100 --no-redis
+    .venv/bin/python bench/load.py --scenario frozen-redis --clients 4   # ~50 s
 
 For each scenario a fresh ``a2a-interview demo serve`` process (and, for the proxy, an
 ``a2a-interview proxy`` in front of another one) is started on 127.0.0.1 with its default
@@ -22,6 +23,14 @@ dropped by the server, and the server's peak memory (VmHWM, Linux). The rate lim
 (a limit high enough never to refuse: the store's cost is measured, not its refusals);
 ``redis`` scenarios start a private ``redis-server`` on a free loopback port.
 
+``--scenario frozen-redis``: for each target, a Redis that stops answering (D-SERVE-35):
+``--clients`` ordinary clients run for ``--duration`` seconds (20) against a server whose
+rate limit lives in a private ``redis-server``, which is frozen (SIGSTOP: its port still
+accepts connections, nothing replies) ``--freeze-at`` seconds in (3) for ``--freeze``
+seconds (14), then thawed (SIGCONT). Printed: requests, p50, p99 and the slowest answer,
+errors, and the server's lines on stderr naming the store. Goal: no errors, every answer
+within 1.5 s, one line when the store fails and one when it recovers.
+
 Not a test: nothing asserts; it prints and exits 0 (2 when the server cannot start).
 Loopback only; every loop ends with its scenario; the script stops by itself.
 """
@@ -31,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -41,6 +51,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from a2a_interview.spec import INTERVIEW_URI
 
@@ -80,12 +91,15 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) ->
 
 
 @contextlib.contextmanager
-def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _process(
+    args: list[str], port: int, stderr: int | Any = subprocess.DEVNULL
+) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         _wait_port(port, proc)
         yield proc
     finally:
+        proc.send_signal(signal.SIGCONT)  # a frozen redis-server too
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(10)
@@ -95,13 +109,19 @@ def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
+def redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp, _process(
         ["redis-server", "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no",
          "--dir", tmp], port,
-    ):  # fmt: skip
-        yield f"redis://{HOST}:{port}/0"
+    ) as proc:  # fmt: skip
+        yield f"redis://{HOST}:{port}/0", proc
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    with redis_process() as (url, _):
+        yield url
 
 
 CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
@@ -109,17 +129,17 @@ LIMIT = ["--rate-limit", "1000000/minute"]
 
 
 @contextlib.contextmanager
-def demo_server(redis: str | None) -> Iterator[tuple[int, int]]:
+def demo_server(redis: str | None, stderr: Any = subprocess.DEVNULL) -> Iterator[tuple[int, int]]:
     port = _free_port()
     args = [*CLI, "demo", "serve", "--port", str(port), *LIMIT]
     if redis:
         args += ["--redis", redis]
-    with _process(args, port) as proc:
+    with _process(args, port, stderr) as proc:
         yield port, proc.pid
 
 
 @contextlib.contextmanager
-def proxy_server(redis: str | None) -> Iterator[tuple[int, int]]:
+def proxy_server(redis: str | None, stderr: Any = subprocess.DEVNULL) -> Iterator[tuple[int, int]]:
     """``a2a-interview proxy`` in front of ``demo serve`` (the proxy answers the
     interview itself; everything else passes through to the demo agent)."""
     upstream = _free_port()
@@ -129,7 +149,7 @@ def proxy_server(redis: str | None) -> Iterator[tuple[int, int]]:
     if redis:
         args += ["--redis", redis]
     with _process([*CLI, "demo", "serve", "--port", str(upstream), "--rate-limit", "off"],
-                  upstream), _process(args, port) as proc:  # fmt: skip
+                  upstream), _process(args, port, stderr) as proc:  # fmt: skip
         yield port, proc.pid
 
 
@@ -228,8 +248,7 @@ async def attacker(port: int, until: float, tally: Tally, body: bool, i: int = 0
             writer.close()
 
 
-async def scenario(port: int, seconds: float, clients: int, attackers: int) -> Tally:
-    tally = Tally()
+async def _expected(port: int) -> list[bytes]:
     expected = []
     for raw in REQUESTS[:2]:
         reader, writer = await asyncio.open_connection(HOST, port)
@@ -237,6 +256,12 @@ async def scenario(port: int, seconds: float, clients: int, attackers: int) -> T
         expected.append((await _read_response(reader))[1])
         writer.close()
     expected.append(b"")
+    return expected
+
+
+async def scenario(port: int, seconds: float, clients: int, attackers: int) -> Tally:
+    tally = Tally()
+    expected = await _expected(port)
     until = time.monotonic() + seconds
     tasks = [asyncio.ensure_future(attacker(port, until, tally, body=i % 2 == 1, i=i))
              for i in range(attackers)]  # fmt: skip
@@ -246,6 +271,51 @@ async def scenario(port: int, seconds: float, clients: int, attackers: int) -> T
               for _ in range(clients)]  # fmt: skip
     await asyncio.wait_for(asyncio.gather(*tasks), seconds + 30)
     return tally
+
+
+async def frozen(port: int, args: argparse.Namespace, redis: subprocess.Popen[bytes]) -> Tally:
+    """Ordinary clients while the store is frozen for ``args.freeze`` seconds."""
+    tally = Tally()
+    expected = await _expected(port)
+    until = time.monotonic() + args.duration
+    tasks = [asyncio.ensure_future(ordinary(port, until, tally, expected))
+             for _ in range(args.clients)]  # fmt: skip
+    await asyncio.sleep(args.freeze_at)
+    os.kill(redis.pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(args.freeze)
+    finally:
+        os.kill(redis.pid, signal.SIGCONT)
+    await asyncio.wait_for(asyncio.gather(*tasks), args.duration + 30)
+    return tally
+
+
+def run_frozen(args: argparse.Namespace, targets: list[str]) -> int:
+    print(f"on {HOST}: {args.clients} ordinary clients, {args.duration:g} s; the Redis store "
+          f"frozen at {args.freeze_at:g} s for {args.freeze:g} s")  # fmt: skip
+    print(f"\n{'server':7} {'requests':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+          f"{'errors':>7}")  # fmt: skip
+    for target in targets:
+        # The server's stderr, read once it has stopped.
+        with tempfile.TemporaryFile() as log, contextlib.ExitStack() as stack:
+            url, redis = stack.enter_context(redis_process())
+            start = demo_server if target == "demo" else proxy_server
+            try:
+                port, _ = stack.enter_context(start(url, log))
+            except RuntimeError as exc:
+                print(f"cannot start the {target} server: {exc}", file=sys.stderr)
+                return 2
+            tally = asyncio.run(frozen(port, args, redis))
+            stack.close()
+            log.seek(0)
+            lines = [x for x in log.read().decode(errors="replace").splitlines() if "store" in x]
+        latencies = tally.latencies
+        print(f"{target:7} {len(latencies):9d} {_pct(latencies, 50):8.2f} "
+              f"{_pct(latencies, 99):8.2f} {max(latencies, default=0) * 1000:8.2f} "
+              f"{tally.errors:7d}", flush=True)  # fmt: skip
+        for line in lines:
+            print(f"  stderr: {line}")
+    return 0
 
 
 def _pct(values: list[float], pct: float) -> float:
@@ -262,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--duration",
         type=float,
-        default=40.0,
-        help="seconds per scenario (40: past the 30 s body timeout)",
+        default=None,
+        help="seconds per scenario (40: past the 30 s body timeout; frozen-redis: 20)",
     )
     parser.add_argument("--clients", type=int, default=16, help="ordinary clients (16)")
     parser.add_argument("--attackers", type=int, default=300, help="slow attackers (300)")
@@ -271,8 +341,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", choices=("demo", "proxy", "both"), default="both",
                         help="the a2a-sdk integration (demo serve), the proxy in front of "
                         "it, or both (default)")  # fmt: skip
+    parser.add_argument("--scenario", choices=("attack", "frozen-redis"), default="attack",
+                        help="slow attackers with memory and Redis stores (default), or a "
+                        "Redis that stops answering")  # fmt: skip
+    parser.add_argument("--freeze-at", type=float, default=3.0,
+                        help="frozen-redis: seconds before the freeze (3)")  # fmt: skip
+    parser.add_argument("--freeze", type=float, default=14.0,
+                        help="frozen-redis: seconds the store stays frozen (14)")  # fmt: skip
     args = parser.parse_args(argv)
     targets = ["demo", "proxy"] if args.target == "both" else [args.target]
+    if args.scenario == "frozen-redis":
+        if not shutil.which("redis-server"):
+            print("redis-server not found: the frozen-redis scenario needs it", file=sys.stderr)
+            return 2
+        args.duration = args.duration or 20.0
+        return run_frozen(args, targets)
+    args.duration = args.duration or 40.0
     stores = ["memory"]
     if not args.no_redis:
         if shutil.which("redis-server"):

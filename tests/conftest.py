@@ -19,6 +19,17 @@ settings.register_profile("a2a-interview", deadline=None)
 settings.load_profile("a2a-interview")
 
 
+# The per-test bound of a test marked `slow` (D-TEST-30): pyproject.toml's `timeout`
+# (300 s) bounds the others. A test's own @pytest.mark.timeout wins over both.
+SLOW_TIMEOUT = 1200
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

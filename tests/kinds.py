@@ -129,6 +129,7 @@ KINDS: dict[str, str] = {
     "test_install_extras": "behaviour",
     "test_make_test": "behaviour",
     "test_conformance_cli": "behaviour",  # the runner's table, JUnit and exit codes
+    "test_hostile_keys": "behaviour",
     "test_bench_runs": "behaviour",  # every bench teaches its use; the ledger ones run
 }
 

@@ -92,6 +92,23 @@ def read_all(conn: socket.socket) -> bytes:
     return out
 
 
+def answered(conn: socket.socket) -> bool:
+    """Whether the server has sent something (or closed), without waiting and without
+    taking it. The socket keeps its timeout: ``setblocking(True)`` would clear it, and a
+    server that never answers would then hold the next read forever (D-TEST-30)."""
+    timeout = conn.gettimeout()
+    conn.setblocking(False)
+    try:
+        conn.recv(1, socket.MSG_PEEK)  # a byte, or b"" when it closed
+        return True
+    except BlockingIOError:
+        return False
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    finally:
+        conn.settimeout(timeout)
+
+
 def send_until_refused(conn: socket.socket, head: bytes, chunk: bytes, chunks: int) -> int:
     """Send ``head`` then up to ``chunks`` times ``chunk``; the count sent before the
     server stopped taking them."""
@@ -173,15 +190,9 @@ def test_a_client_dripping_header_lines_is_dropped() -> None:
                 dropped = True
                 break
             time.sleep(0.1)
-            conn.setblocking(False)
-            try:
-                if conn.recv(65536, socket.MSG_PEEK):
-                    dropped = True
-                    break
-            except BlockingIOError:
-                pass
-            finally:
-                conn.setblocking(True)
+            if answered(conn):
+                dropped = True
+                break
         assert dropped
         assert read_all(conn).startswith(b"HTTP/1.1 408 ")
         conn.close()
@@ -205,14 +216,8 @@ def test_a_slow_drip_body_is_dropped() -> None:
             except (BrokenPipeError, ConnectionResetError):
                 break
             time.sleep(0.1)
-            conn.setblocking(False)
-            try:
-                if conn.recv(1, socket.MSG_PEEK):
-                    break
-            except BlockingIOError:
-                pass
-            finally:
-                conn.setblocking(True)
+            if answered(conn):
+                break
         assert read_all(conn).startswith(b"HTTP/1.1 408 ")
         conn.close()
 
@@ -263,6 +268,36 @@ def test_a_body_over_max_body_is_refused_with_413() -> None:
         host, port = address
         small = httpx.post(f"http://{host}:{port}/", content=b"x" * 1024, timeout=10)
         assert (small.status_code, small.content) == (200, b"1024")
+
+
+def _posted(address: tuple[str, int], head: bytes, body: bytes) -> bytes:
+    conn = connect(address)
+    conn.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + head + b"\r\n" + body)
+    response = read_all(conn)
+    conn.close()
+    return response
+
+
+def _chunked(body: bytes, size: int) -> bytes:
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("chunk", [1, 100, 1024, 4096])
+def test_a_body_of_max_body_is_served_and_one_byte_more_is_refused(chunk: int) -> None:
+    """server/listen.py: ``max_body`` bytes pass and ``max_body + 1`` get 413, whether
+    announced (Content-Length) or counted as they stream (chunked, in pieces of any size).
+    The other tests send far more, so they miss a bound off by one."""
+    with bounded(listen.Bounds(max_body=1024)) as address:
+        chunked = b"Transfer-Encoding: chunked\r\n"
+        at = _posted(address, chunked, _chunked(b"x" * 1024, chunk))
+        assert at.startswith(b"HTTP/1.1 200 ") and at.endswith(b"\r\n\r\n1024"), at[:100]
+        over = _posted(address, chunked, _chunked(b"x" * 1025, chunk))
+        assert over.startswith(b"HTTP/1.1 413 "), over[:100]
+        at = _posted(address, b"Content-Length: 1024\r\n", b"x" * 1024)
+        assert at.startswith(b"HTTP/1.1 200 ") and at.endswith(b"\r\n\r\n1024"), at[:100]
+        over = _posted(address, b"Content-Length: 1025\r\n", b"x" * 1025)
+        assert over.startswith(b"HTTP/1.1 413 "), over[:100]
 
 
 # --- connections ------------------------------------------------------------------------------

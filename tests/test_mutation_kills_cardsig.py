@@ -233,3 +233,33 @@ def test_a_reading_without_canonical_bytes_is_passed_over() -> None:
     report = verify_card(served, [JWK])
     assert (report.status, report.readings) == (SignatureStatus.verified, ("proto",))
     assert report.checks[0].uncovered == ("/x-deep",)
+
+
+# --- stopping (D-VERIFY-56): asked before each reading, each key read and each check ------
+
+
+def test_stop_is_asked_at_every_step_and_said_so() -> None:
+    from a2a_interview import reference
+    from a2a_interview.cardreadings import candidates
+    from a2a_interview.cardsig import STOPPED, verify_card
+
+    card = reference.unsigned_card("https://stonework.example")
+    protected = b64(json.dumps({"alg": "EdDSA"}).encode())
+    card = {**card, "signatures": [{"protected": protected, "signature": b64(bytes(64))}]}
+    raw = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes_raw()
+    jwk = {"kty": "OKP", "crv": "Ed25519", "x": b64(raw)}
+    asked = [0]
+
+    def never() -> bool:
+        asked[0] += 1
+        return False
+
+    report = verify_card(card, [jwk] * 3, readings=("served",), stop=never)
+    assert report.status == "invalid"
+    served = len(candidates(card, "served"))
+    assert served >= 1
+    # One reading read, three keys read, and each key checked against each candidate.
+    assert asked[0] == 1 + 3 + 3 * served
+    with pytest.raises(SignatureError) as raised:
+        verify_card(card, [jwk], readings=("served",), stop=lambda: True)
+    assert str(raised.value) == STOPPED

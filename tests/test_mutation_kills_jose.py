@@ -85,8 +85,9 @@ NOT_OBJECT = "a JWK must be a JSON object"
         # RFC 7518 §6.3.1.1: no leading zero octet; zero itself is the one octet "AA"
         pytest.param(lambda: {**rsa_public(), "e": b64(b"\x00\x03")},
                      "JWK member e is not a minimal unsigned integer", id="e-leading-zero"),
-        pytest.param(lambda: {**rsa_public(), "e": "AA"},
-                     "the JWK does not describe a valid public key", id="e-zero"),
+        pytest.param(lambda: {**rsa_public(), "e": "AA"},  # D-VERIFY-55's bounds say why
+                     "RSA public exponent is not an odd number from 3 to 2^32 - 1",
+                     id="e-zero"),
         pytest.param(lambda: {**rsa_public(), "n": uint(2**2046 + 1)},
                      "RSA modulus shorter than 2048 bits", id="rsa-2047"),
         pytest.param(lambda: {**okp(), "kty": "oct"}, "unsupported kty", id="kty"),
@@ -262,3 +263,47 @@ def test_a_key_that_does_not_serve_the_alg_is_no_verification(key: Any, alg: str
     library_key = jose.import_public_jwk(jose.public_jwk(key, "k", jose.alg_for_key(key)))
     for signature in (b"", b"\x01" * 64, jose.sign(key, jose.alg_for_key(key), b"data")):
         assert jose.verify(library_key, alg, b"data", signature) is False
+
+
+# --- RSA sizes (D-VERIFY-55): the bounds exactly, and each refusal's fixed message ----------
+
+_EXPONENT = "RSA public exponent is not an odd number from 3 to 2^32 - 1"
+_LONG = "RSA modulus longer than 8192 bits"
+N_2048 = (1 << 2047) | 1  # a modulus's size is all these rules read
+N_8192 = (1 << 8191) | 1
+N_8193 = (1 << 8192) | 1
+
+
+@pytest.mark.parametrize(
+    ("n", "e", "message"),
+    [
+        (N_8193, 65537, _LONG),  # 1,025 octets: refused before an integer is made
+        (N_2048, 2**32 + 1, _EXPONENT),  # 5 octets, odd
+        (N_2048, 2**32, _EXPONENT),  # 5 octets, even
+        (N_2048, 65536, _EXPONENT),  # in range, even
+        (N_2048, 2**32 - 2, _EXPONENT),  # 4 octets, even
+        (N_2048, 1, _EXPONENT),
+    ],
+    ids=["n-8193", "e-2^32+1", "e-2^32", "e-65536", "e-2^32-2", "e-1"],
+)
+def test_an_rsa_key_past_the_sizes_gets_its_fixed_message(n: int, e: int, message: str) -> None:
+    with pytest.raises(KeyFormatError) as raised:
+        jose.jwk_to_public_key({"kty": "RSA", "n": uint(n), "e": uint(e)})
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(("n", "e"), [(N_8192, 2**32 - 1), (N_8192, 3), (N_2048, 2**32 - 1)])
+def test_an_rsa_key_at_the_sizes_serves_rs256_and_ps256(n: int, e: int) -> None:
+    # 8,192 bits is 1,024 octets and 2^32 - 1 is 4: both are in.
+    key = jose.import_public_jwk({"kty": "RSA", "n": uint(n), "e": uint(e)})
+    assert jose.key_algs(key) == {"RS256", "PS256"}
+
+
+def test_the_size_rule_names_each_reason() -> None:
+    # The same rule for keys that never were JWKs (key_algs); each reason its own.
+    assert jose._rsa_problem(N_8193, 65537) == _LONG
+    assert jose._rsa_problem(N_8192, 65537) is None
+    assert jose._rsa_problem((1 << 2046) | 1, 65537) == "RSA modulus shorter than 2048 bits"
+    assert jose._rsa_problem(N_2048, 65536) == _EXPONENT
+    assert jose._rsa_problem(N_2048, 2**32 + 1) == _EXPONENT
+    assert jose._rsa_problem(N_2048, 2**32 - 1) is None

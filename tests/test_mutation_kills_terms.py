@@ -153,6 +153,22 @@ def test_signing_replaces_every_signature_and_leaves_its_input_alone(
     assert "=" not in sig and len(base64.urlsafe_b64decode(sig + "==")) == 64
 
 
+@pytest.mark.parametrize("name", ["SIGNATURES", "XXsignaturesXX", "Signatures", "signature"])
+def test_signing_keeps_every_member_but_signatures_itself(
+    document: dict[str, Any], name: str
+) -> None:
+    # Agent SoW §6: only the member named exactly "signatures" is left out of what is
+    # signed and replaced; a member whose name merely resembles it is content, kept in
+    # the copy and covered by the signature (JSON names are case-sensitive, RFC 8259 §4).
+    given = {**document, name: ["kept"]}
+    signed = terms.sign_proposal(given, PROPOSAL_SEED, "2026-08-11T09:00:00Z")
+    assert signed[name] == ["kept"]
+    assert [s["role"] for s in signed["signatures"]] == ["provider"]
+    assert terms.check_document(signed).reason is None  # it verifies, the member covered
+    changed = {**signed, name: ["changed"]}
+    assert terms.check_document(changed).reason is ProposalFailure.SIGNATURE_INVALID
+
+
 def test_a_64_byte_signature_that_does_not_verify_is_invalid_not_malformed(
     document: dict[str, Any],
 ) -> None:

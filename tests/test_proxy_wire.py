@@ -30,8 +30,9 @@ from a2a_interview.declarations import interview_entry, load
 from a2a_interview.errors import DeclarationError
 from a2a_interview.ijson import loads
 from a2a_interview.projection import Interview
-from a2a_interview.server.proxy import ProxyError, build_proxy
+from a2a_interview.server.proxy import ProxyError, build_proxy, trusted_peers
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from needs import need
 from servers import serve
 from test_proxy import free_socket, proxy_running
 
@@ -927,6 +928,49 @@ def test_a_trusted_balancers_forwarding_headers_are_passed_on() -> None:
         request(p.origin, "GET", "/echo", FORWARDING)
         [(_, _, headers, _)] = up.seen
         assert (b"x-forwarded-for", b"127.0.0.1") in headers  # not trusted: the peer only
+
+
+def _dual_stack() -> socket.socket | None:
+    """A listening socket on ``::`` that takes IPv4 connections too (peers then read
+    ``::ffff:a.b.c.d``), as ``proxy --host ::`` listens; ``None`` without IPv6."""
+    try:
+        sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(("::", 0))
+        sock.listen()
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def test_a_trusted_balancer_keeps_its_trust_on_a_dual_stack_listener() -> None:
+    """PROFILE §3.9, D-NET-15: on a dual-stack listener an IPv4 balancer's address
+    arrives mapped (``::ffff:127.0.0.1``); trusting ``127.0.0.1`` still trusts it, or its
+    forwarding headers would be dropped as a stranger's."""
+    # The rule alone: every spelling of the mapped address, and nothing beside it.
+    trusted = trusted_peers(["127.0.0.1", "10.0.0.0/8"])
+    assert trusted("::ffff:127.0.0.1") and trusted("::ffff:7f00:1")
+    assert trusted("::ffff:10.1.2.3") and trusted("127.0.0.1")
+    assert not trusted("::ffff:127.0.0.2") and not trusted("::1") and not trusted("::7f00:1")
+    sock = _dual_stack()
+    need(sock is not None, "an IPv6 socket on :: taking IPv4 (dual stack)", "enable IPv6")
+    assert sock is not None
+    with (
+        recorder() as up,
+        proxy_running(up.origin, sock, poll=0, forwarded_allow_ips=("127.0.0.1",)) as p,
+    ):
+        up.forget()
+        request(p.origin, "GET", "/echo", FORWARDING)
+        [(_, _, headers, _)] = up.seen
+        names = [(n.decode().lower(), v.decode()) for n, v in headers]
+        chain = [v for n, v in names if n == "x-forwarded-for"]
+        assert len(chain) == 1 and chain[0].startswith("203.0.113.9, "), names
+        assert ("x-forwarded-proto", "https") in names
+        assert ("x-real-ip", "203.0.113.9") in names
 
 
 @pytest.mark.anyio

@@ -9,12 +9,16 @@ those tests with the reason outside CI and fails them under CI, which installs i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -22,7 +26,7 @@ import needs
 from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
-from a2a_interview.server.ratelimit import RateLimiter
+from a2a_interview.server.ratelimit import RateLimiter, redacted
 from a2a_interview.spec import INTERVIEW_URI
 
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
@@ -152,6 +156,39 @@ async def test_the_default_key_is_the_remote_address() -> None:
         assert (await _ask(second)).status_code == 200
 
 
+async def _answered(app: Any, peers: list[str]) -> int:
+    """How many of one interview call from each of ``peers`` were answered (not 429)."""
+    answered = 0
+    for n, peer in enumerate(peers):
+        transport = httpx.ASGITransport(app=app, client=(peer, 1000))
+        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+            answered += (await _ask(http, n)).status_code == 200
+    return answered
+
+
+@pytest.mark.anyio
+async def test_the_addresses_of_one_ipv6_64_are_one_client() -> None:
+    """PROFILE §3.7, D-NET-15: the rate limit keys a client as the connection share does
+    (listen.client_of). Before, 200 addresses of one /64 got 600 answers at 3/minute."""
+    app = InterviewMiddleware(_host, _declarations(), limiter=RateLimiter("3/minute"))
+    one_64 = [f"2001:db8:1:2:{n:x}::{n + 1:x}" for n in range(200)]
+    assert await _answered(app, one_64) == 3
+    # The next /64 is another client, with its own budget.
+    assert await _answered(app, [f"2001:db8:1:3::{n + 1:x}" for n in range(10)]) == 3
+    # A zone index names the same address.
+    assert await _answered(app, ["2001:db8:1:3::77%eth0"]) == 0
+
+
+@pytest.mark.anyio
+async def test_an_ipv4_mapped_address_is_its_ipv4_client() -> None:
+    # A dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d: one budget with
+    # the same client on an IPv4 listener, never one per spelling.
+    app = InterviewMiddleware(_host, _declarations(), limiter=RateLimiter("2/minute"))
+    peers = ["192.0.2.9", "::ffff:192.0.2.9", "::ffff:c000:209", "192.0.2.9"]
+    assert await _answered(app, peers) == 2
+    assert await _answered(app, ["192.0.2.10"]) == 1  # IPv4 addresses stay apart
+
+
 @pytest.mark.anyio
 async def test_ordinary_traffic_is_never_counted() -> None:
     async with _client(RateLimiter("2/minute")) as http:
@@ -182,8 +219,10 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
+@contextlib.contextmanager
+def redis_server() -> Iterator[subprocess.Popen[bytes]]:
+    """A REAL redis-server on a free loopback port, started and stopped here; its
+    ``args`` end with ``redis://127.0.0.1:PORT/0`` as the process's ``url`` attribute."""
     binary = needs.binary(
         "redis-server", "apt-get install redis-server (.ci/run installs it under CI)"
     )
@@ -206,14 +245,22 @@ def redis_url() -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"redis-server did not start on port {port}")
             time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        process.url = f"redis://127.0.0.1:{port}/0"  # type: ignore[attr-defined]
+        yield process
     finally:
+        process.send_signal(signal.SIGCONT)  # a test may have frozen it
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    with redis_server() as process:
+        yield process.url  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -299,5 +346,62 @@ async def test_a_store_that_fails_lets_calls_through_and_says_so(
         assert await limiter.hit("a") is None  # over 1/minute, yet let through
     assert limiter.failing
     assert [r.getMessage() for r in caplog.records] == [
-        "rate-limit store unavailable, not limiting: ConnectionError"
+        f"rate-limit store {limiter.url} unavailable, not limiting: ConnectionError"
     ]
+    assert limiter.url.startswith("redis://127.0.0.1:")  # D-SERVE-35: the store is named
+
+
+@pytest.mark.redis
+@pytest.mark.anyio
+async def test_a_frozen_redis_fails_open_within_a_bound_and_says_so_twice(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """D-SERVE-10, D-SERVE-35 (PROFILE §3.7): a Redis that stops answering (SIGSTOP: its
+    port still accepts connections, nothing replies) fails open like a dead one. Every
+    interview call is answered, each within a bound (a guard against the hang, not a
+    speed claim), one at a time and many at once; one line names the store when it
+    fails, one when it answers again after SIGCONT, none per call."""
+    with redis_server() as process:
+        url = process.url  # type: ignore[attr-defined]
+        limiter = RateLimiter("1000/minute", url)
+        async with _client(limiter) as http:
+            assert (await _ask(http, 0)).status_code == 200  # the store answers
+            process.send_signal(signal.SIGSTOP)
+            with caplog.at_level("WARNING", logger="a2a_interview.server"):
+                statuses = []
+                for i in range(1, 9):
+                    with anyio.fail_after(10):
+                        statuses.append((await _ask(http, i)).status_code)
+                with anyio.fail_after(10):
+                    many = await asyncio.gather(*(_ask(http, i) for i in range(9, 41)))
+                statuses += [r.status_code for r in many]
+                assert statuses == [200] * 40
+                assert limiter.failing
+                process.send_signal(signal.SIGCONT)
+                for i in range(200):  # a probe each RETRY_AFTER; bounded in count
+                    with anyio.fail_after(10):
+                        assert (await _ask(http, 100 + i)).status_code == 200
+                    if not limiter.failing:
+                        break
+                    await asyncio.sleep(0.05)
+            assert not limiter.failing
+    assert [r.getMessage() for r in caplog.records] == [
+        f"rate-limit store {url} unavailable, not limiting: TimeoutError",
+        f"rate-limit store {url} available again",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"),
+        ("rediss://app:hunter2@cache.internal:6380/1", "rediss://app:***@cache.internal:6380/1"),
+        ("redis://cache:6379/0?password=hunter2&db=1", "redis://cache:6379/0?password=***&db=1"),
+        ("redis://cache:6379/0", "redis://cache:6379/0"),
+        ("memory://", "memory://"),
+    ],
+)
+def test_a_store_is_named_without_its_password(url: str, shown: str) -> None:
+    # D-SERVE-35: the log line names the store; a password never reaches a log.
+    assert redacted(url) == shown
+    assert RateLimiter("1/minute", url).url == shown

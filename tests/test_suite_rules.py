@@ -119,3 +119,47 @@ def test_every_test_module_says_what_it_proves() -> None:
 def test_the_kinds_are_markers(request: pytest.FixtureRequest) -> None:
     assert request.node.get_closest_marker("behaviour") is not None
     assert request.node.get_closest_marker("vectors") is None
+
+
+def test_every_test_has_a_bound_that_fails_a_hang(request: pytest.FixtureRequest) -> None:
+    """D-TEST-30: a hang fails with its test's name instead of holding the run. The
+    ``dev`` extra installs pytest-timeout; pyproject.toml sets a default bound and a
+    method that interrupts a blocking read on the main thread; ``slow`` tests get more."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev = project["project"]["optional-dependencies"]["dev"]
+    assert any(d.startswith("pytest-timeout") for d in dev), dev
+    options = project["tool"]["pytest"]["ini_options"]
+    assert 0 < float(options["timeout"]) <= 600, options.get("timeout")
+    assert options["timeout_method"] == "signal"
+    # The plugin is loaded and reads that bound: this test carries it.
+    assert request.config.pluginmanager.hasplugin("timeout")
+    assert float(request.config.getini("timeout")) == float(options["timeout"])
+
+
+def test_a_slow_test_gets_the_longer_bound() -> None:
+    # The control for conftest.py's hook: a `slow` item is given SLOW_TIMEOUT, an item
+    # with its own bound keeps it, any other keeps the default.
+    import conftest
+
+    class Item:
+        def __init__(self, *marks: pytest.MarkDecorator) -> None:
+            self.marks = [m.mark for m in marks]
+
+        def get_closest_marker(self, name: str) -> pytest.Mark | None:
+            return next((m for m in self.marks if m.name == name), None)
+
+        def add_marker(self, mark: pytest.MarkDecorator) -> None:
+            self.marks.append(mark.mark)
+
+    slow, own, plain = (
+        Item(pytest.mark.slow),
+        Item(pytest.mark.slow, pytest.mark.timeout(9)),
+        Item(),
+    )
+    conftest.pytest_collection_modifyitems([slow, own, plain])  # type: ignore[list-item]
+    assert [m.args for m in slow.marks if m.name == "timeout"] == [(conftest.SLOW_TIMEOUT,)]
+    assert [m.args for m in own.marks if m.name == "timeout"] == [(9,)]
+    assert plain.get_closest_marker("timeout") is None
+    assert conftest.SLOW_TIMEOUT > 300

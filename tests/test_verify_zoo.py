@@ -680,6 +680,47 @@ async def test_a_proposal_host_that_is_down_ends_the_run_unreachable() -> None:
     assert all(not run["conflicts"] for run in document["runs"])
 
 
+@pytest.mark.parametrize("status", [502, 503, 504])
+async def test_a_jwks_host_that_is_down_ends_a_required_signature_unreachable(
+    status: int,
+) -> None:
+    """PROFILE §6.4, §7 ("transport failure: unreachable"): with a signature required, a
+    JWKS answering 502/503/504 says nothing about the agent's key, so the run cannot
+    decide and ends unreachable, never non_conformant as if the key were missing. The
+    proposals have the test above; this is the JWKS's."""
+
+    def down(call: Call) -> Reply | None:
+        if call.path == reference.JWKS_PATH:
+            return Reply(status, [], b"")
+        return None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=down), require_signature=True)
+    assert document["outcome"] == "unreachable"
+    assert document["incomplete"]["reason"] == "unavailable"
+    assert all(not run["conflicts"] for run in document["runs"])
+
+    # The control: a JWKS that is not there (404) is the key's absence, a conflict.
+    def gone(call: Call) -> Reply | None:
+        return Reply(404, [], b"") if call.path == reference.JWKS_PATH else None
+
+    document = await interview(lambda o: Wrap(honest(o), on_request=gone), require_signature=True)
+    assert document["outcome"] == "non_conformant"
+
+
+async def test_keys_the_verifier_never_saw_are_no_agent_keys() -> None:
+    """PROFILE §8 (docs/security.md, "Keys the verifier never saw"): ``agent.keys`` holds
+    what the verifier could see. A signed card and served proposals name their keys; an
+    unsigned card names none, and a proposal kept behind a 404 names no signer."""
+    seen = await interview(honest)
+    assert reference.PROPOSAL_KEY in seen["agent"]["keys"] and len(seen["agent"]["keys"]) == 2
+
+    def hidden(call: Call) -> Reply | None:
+        return Reply(404, [], b"") if call.path.startswith("/terms/") else None
+
+    unseen = await interview(lambda o: Wrap(honest(o, signed=False), on_request=hidden))
+    assert unseen["agent"]["keys"] == []
+
+
 async def test_a_proposal_that_is_not_there_fails_its_entry() -> None:
     # ... while a 404 is the document's absence: terms §3 fetch_failed, and projecting
     # from it is a conflict.

@@ -20,7 +20,9 @@ Keys, the algorithm allowlist and the signature primitives are :mod:`.jose`'s (o
 
 The core never fetches: keys are given as a list of public JWKs or as a callable
 ``(kid, jku) -> JWKs``. Verification never raises on hostile input: every outcome is a
-:class:`CardSignatureReport` value.
+:class:`CardSignatureReport` value. A caller that may give up (a run past its deadline)
+passes ``stop``, asked before each key is read and each check made: the work never
+outlives the run by more than one check, whose cost :mod:`.jose` bounds (D-VERIFY-56).
 """
 
 from __future__ import annotations
@@ -106,6 +108,16 @@ __all__ = [
     "thumbprint",
     "verify_card",
 ]
+
+Stop: TypeAlias = "Callable[[], bool] | None"
+STOPPED: Final = "stopped: the caller gave up (a run past its deadline)"
+
+
+def _go_on(stop: Stop) -> None:
+    """Raise ``SignatureError`` (:data:`STOPPED`) when ``stop`` says the caller gave up."""
+    if stop is not None and stop():
+        raise SignatureError(STOPPED)
+
 
 KeySource: TypeAlias = (
     "Callable[[str | None, str | None], Sequence[dict[str, Any]]] | Sequence[dict[str, Any]]"
@@ -374,12 +386,13 @@ def _header_problem(
 
 
 def _usable_keys(
-    keys: KeySource, kid: str | None, jku: str | None, alg: str
+    keys: KeySource, kid: str | None, jku: str | None, alg: str, stop: Stop = None
 ) -> Iterator[tuple[Key, dict[str, Any]]]:
     offered = keys(kid, jku) if callable(keys) else keys
     if not isinstance(offered, Sequence) or isinstance(offered, str | bytes):
         return
     for jwk in offered:
+        _go_on(stop)
         if not isinstance(jwk, dict):
             continue
         if "kid" in jwk and jwk["kid"] != kid:
@@ -404,6 +417,7 @@ def _check(
     item: dict[str, Any],
     payloads: dict[Reading, list[Candidate]],
     keys: KeySource,
+    stop: Stop = None,
 ) -> SignatureCheck:
     parsed = _parse_protected(item["protected"])
     if parsed is None or not isinstance(parsed[0].get("alg"), str):
@@ -433,7 +447,7 @@ def _check(
     except ValueError:
         return fail(SignatureStatus.invalid, REASON_MALFORMED)
 
-    usable = list(_usable_keys(keys, kid, jku, alg))
+    usable = list(_usable_keys(keys, kid, jku, alg, stop))
     if not usable:
         return fail(SignatureStatus.key_unavailable, REASON_NO_KEY)
     if not any(payloads.values()):
@@ -445,6 +459,7 @@ def _check(
         uncovered: tuple[str, ...] | None = None
         for reading in READINGS:
             for candidate in payloads.get(reading, ()):
+                _go_on(stop)
                 if verify(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
                     verified.append(reading)
                     if uncovered is None or len(candidate.uncovered) < len(uncovered):
@@ -470,6 +485,7 @@ def verify_card(
     keys: KeySource,
     *,
     readings: Sequence[Reading] = READINGS,
+    stop: Stop = None,
 ) -> CardSignatureReport:
     """Check a served card's signatures (A2A §8.4, PROFILE §6).
 
@@ -489,7 +505,9 @@ def verify_card(
     - ``key_unavailable``: otherwise (no signature found a usable key).
 
     Never raises on a hostile card. Raises ``SignatureError`` for an unknown reading in
-    ``readings``; exceptions from a ``keys`` callable propagate.
+    ``readings``, and (:data:`STOPPED`) as soon as ``stop()`` is true, which is asked
+    before each key is read and each check made; exceptions from a ``keys`` callable
+    propagate.
     """
     wanted = tuple(readings)
     if not wanted or any(r not in READINGS for r in wanted):
@@ -505,12 +523,13 @@ def verify_card(
     payloads: dict[Reading, list[Candidate]] = {}
     for reading in READINGS:
         if reading in wanted:
+            _go_on(stop)
             try:
                 payloads[reading] = candidates(card, reading)
             except CanonicalizationError:
                 payloads[reading] = []
 
-    checks = tuple(_check(i, item, payloads, keys) for i, item in enumerate(items))
+    checks = tuple(_check(i, item, payloads, keys, stop) for i, item in enumerate(items))
     verified = [c for c in checks if c.status is SignatureStatus.verified]
     if verified:
         # The signature that covers the most: fewest uncovered members, then the earliest

@@ -7,7 +7,8 @@ alphabet, canonical trailing bits). What stays here is what the profile decides 
 library does not (docs/decisions.md, "Keys and the card signature"):
 
 - the allowlist :data:`ALGORITHMS` and which key serves which of them (Ed25519 only, P-256
-  and P-384 only, RSA of 2048 bits or more);
+  and P-384 only, RSA with a modulus of 2048 to 8192 bits and an odd public exponent
+  from 3 to 2^32 - 1, so that one check costs what RSA's common keys cost; D-VERIFY-55);
 - the checks a JWK passes before the library sees it, each with its fixed message:
   coordinates of the curve's exact length, RSA integers without leading zeros, no private
   members in a public JWK, every CRT member in a private RSA JWK, ``kid``/``alg``/``use``
@@ -90,6 +91,12 @@ _CURVES: Final[dict[str, _Curve]] = {
 }
 _ALG_BY_SEC_NAME: Final = {c.sec_name: c.alg for c in _CURVES.values()}
 _MIN_RSA_BITS: Final = 2048  # RFC 7518 §3.3 and §3.5
+# D-VERIFY-55: a check's cost grows with the modulus squared times the exponent's bits. An
+# agent's key of 3072 bits with a 3071-bit exponent cost a verifier 15 s of CPU over one
+# card; common practice stops at 8192 bits (signatures up to _MAX_SIGNATURE_CHARS of
+# cardsig) and at 65537, and no library that signs makes an exponent past 32 bits.
+_MAX_RSA_BITS: Final = 8192
+_MAX_RSA_EXPONENT: Final = 2**32 - 1
 
 # The key material of a public JWK, per kty, in the order we write it; RFC 7638 §3.2 hashes
 # exactly these members.
@@ -166,15 +173,29 @@ def key_algs(key: PrivateKey | PublicKey | Key) -> frozenset[str]:
     if isinstance(pub, ec.EllipticCurvePublicKey):
         alg = _ALG_BY_SEC_NAME.get(pub.curve.name)
         return frozenset({alg}) if alg else frozenset()
-    if isinstance(pub, rsa.RSAPublicKey) and pub.key_size >= _MIN_RSA_BITS:
-        return frozenset({"RS256", "PS256"})
+    if isinstance(pub, rsa.RSAPublicKey):
+        numbers = pub.public_numbers()
+        if _rsa_problem(numbers.n, numbers.e) is None:
+            return frozenset({"RS256", "PS256"})
     return frozenset()
+
+
+def _rsa_problem(n: int, e: int) -> str | None:
+    """Why an RSA public key (modulus ``n``, exponent ``e``) is not one this package
+    uses, or ``None`` (D-VERIFY-55)."""
+    if n.bit_length() < _MIN_RSA_BITS:
+        return "RSA modulus shorter than 2048 bits"
+    if n.bit_length() > _MAX_RSA_BITS:
+        return "RSA modulus longer than 8192 bits"
+    if not 3 <= e <= _MAX_RSA_EXPONENT or e % 2 == 0:
+        return "RSA public exponent is not an odd number from 3 to 2^32 - 1"
+    return None
 
 
 def alg_for_key(key: PrivateKey | PublicKey, *, rsa_alg: str = "RS256") -> str:
     """The default algorithm for ``key``.
 
-    Ed25519 → ``EdDSA``, P-256 → ``ES256``, P-384 → ``ES384``, RSA (2048 bits or more)
+    Ed25519 → ``EdDSA``, P-256 → ``ES256``, P-384 → ``ES384``, RSA (D-VERIFY-55 bounds)
     → ``rsa_alg`` (``RS256`` unless ``PS256`` is asked). Raises ``KeyFormatError`` for
     any other key and ``AlgorithmRefused`` for an ``rsa_alg`` that is neither.
     """
@@ -297,10 +318,14 @@ def _public_material(jwk: Any) -> dict[str, str]:
         _member_bytes(jwk, "x", curve.size)
         _member_bytes(jwk, "y", curve.size)
     elif kty == "RSA":
-        n = _member_uint(jwk, "n")
-        _member_uint(jwk, "e")
-        if n.bit_length() < _MIN_RSA_BITS:
-            raise KeyFormatError("RSA modulus shorter than 2048 bits")
+        # The sizes are read off the octets before any integer is made of them.
+        if len(_member_bytes(jwk, "n")) > _MAX_RSA_BITS // 8:
+            raise KeyFormatError("RSA modulus longer than 8192 bits")
+        if len(_member_bytes(jwk, "e")) > 4:
+            raise KeyFormatError("RSA public exponent is not an odd number from 3 to 2^32 - 1")
+        problem = _rsa_problem(_member_uint(jwk, "n"), _member_uint(jwk, "e"))
+        if problem is not None:
+            raise KeyFormatError(problem)
     else:
         raise KeyFormatError("unsupported kty")
     return {name: jwk[name] for name in _MATERIAL[kty]}
@@ -322,12 +347,13 @@ def jwk_to_public_key(jwk: dict[str, Any]) -> PublicKey:
     """The public key a JWK describes.
 
     Accepts ``OKP``/``Ed25519``, ``EC`` on ``P-256`` or ``P-384`` (the point must lie on
-    the curve) and ``RSA`` of 2048 bits or more. ``kid``, ``alg`` and ``use`` must be
+    the curve) and ``RSA`` with a modulus of 2048 to 8192 bits and an odd exponent from 3
+    to 2^32 - 1. ``kid``, ``alg`` and ``use`` must be
     strings and ``key_ops`` a list of strings when present; members a JWK may carry
     beyond those are ignored (RFC 7517 §4). Raises ``KeyFormatError`` for anything
     else: not an object, an unknown ``kty`` or curve, a missing or non-base64url member,
-    a coordinate of the wrong length, an RSA integer with leading zeros, a short RSA
-    modulus, or private key members (a public JWK must not carry them).
+    a coordinate of the wrong length, an RSA integer with leading zeros, an RSA modulus
+    or exponent outside those bounds, or private key members (a public JWK must not carry them).
     """
     return cast(PublicKey, import_public_jwk(jwk).public_key)
 
@@ -374,7 +400,8 @@ def _ec_scalar_is_valid(jwk: dict[str, Any]) -> bool:
 def load_private_key(data: bytes) -> PrivateKey:
     """A private key from PEM (PKCS#8, unencrypted) or a private JWK in JSON.
 
-    Returns an Ed25519, P-256, P-384 or RSA (2048 bits or more) private key. Raises
+    Returns an Ed25519, P-256, P-384 or RSA (2048 to 8192 bits, a public exponent from 3
+    to 2^32 - 1) private key. Raises
     ``KeyFormatError`` for anything else: other key types, encrypted PEM, malformed PEM
     or JSON, a JWK whose public and private members disagree.
     """

@@ -31,6 +31,7 @@ from ..declarations import Declarations, interfaces
 from ..projection import Interview
 from ..spec import CARD_PATH, INTERVIEW_URI, MAX_JUDGED_BYTES
 from .lifecycle import LiveDeclarations
+from .listen import client_of
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -41,9 +42,11 @@ ClientKey = Callable[[Scope], str]
 
 
 def remote_address(scope: Scope) -> str:
-    """The default client key: the peer's address (PROFILE §3.7)."""
+    """The default client key: the client the peer's address counts as (PROFILE §3.7):
+    an IPv4 address (also when mapped into IPv6) or an IPv6 /64, as the connection share
+    counts it (``listen.client_of``, D-NET-15)."""
     client = scope.get("client")
-    return str(client[0]) if client else "unknown"
+    return client_of(str(client[0])) if client else "unknown"
 
 
 def request_segments(scope: Scope) -> tuple[str, ...]:

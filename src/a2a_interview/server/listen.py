@@ -187,8 +187,10 @@ def _refusal(status: int, default_headers: list[tuple[bytes, bytes]]) -> bytes:
 
 
 def client_of(peer: str) -> str:
-    """The client a peer address counts as for its share of connections: an IPv4 address
-    (also when mapped into IPv6), or an IPv6 /64 (one host's usual allocation)."""
+    """The client a peer address counts as, for its share of connections and for the
+    interview's rate limit alike (``asgi.remote_address``; D-NET-15): an IPv4 address
+    (also when mapped into IPv6), or an IPv6 /64 (one host's usual allocation, so a
+    client cannot multiply its budget by the addresses of its own network)."""
     try:
         address = ipaddress.ip_address(peer.partition("%")[0])
     except ValueError:

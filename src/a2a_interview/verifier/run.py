@@ -12,6 +12,7 @@ holds).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -255,12 +256,23 @@ def bounded(items: list[Any], limit: int | None, reason: str, state: RunState) -
     return items[:limit]
 
 
-async def off_loop(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+async def off_loop(
+    function: Callable[..., Any], *args: Any, stoppable: bool = False, **kwargs: Any
+) -> Any:
     """CPU work (signature checks) in a worker thread, so the event loop keeps the
-    deadline (PROFILE §7); abandoned, not awaited, when the run is cancelled (the work
-    itself is bounded by the signatures and keys tried)."""
+    deadline (PROFILE §7); abandoned, not awaited, when the run is cancelled. A
+    ``stoppable`` function is given ``stop=``, a callable that turns true once the run
+    gave up on it, and it stops there (cardsig.verify_card asks before every key and
+    check), so no work outlives its run (D-VERIFY-56); the others are bounded by their
+    input (a card, a document of bounded size)."""
+    stopped = threading.Event()
+    if stoppable:
+        kwargs["stop"] = stopped.is_set
     call = functools.partial(function, *args, **kwargs)
-    return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    try:
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    finally:
+        stopped.set()  # done, or abandoned: a thread still at work stops at its next step
 
 
 def progress(options: VerifyOptions, stage: str) -> None:

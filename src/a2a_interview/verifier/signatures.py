@@ -18,6 +18,7 @@ from ..cardsig import jwks_from_json, verify_card
 from ..checks import Advisory, Check, check_card_signature
 from ..errors import KeyFormatError
 from ..ijson import JSONObject
+from ..jose import import_public_jwk
 from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from .client import Interviewer
@@ -46,7 +47,7 @@ async def card_signature(
     report = None
     if options.jwks is not None:
         pinned = _keys_tried(list(options.jwks), state)
-        report = await off_loop(verify_card, card, pinned, readings=readings)
+        report = await off_loop(verify_card, card, pinned, readings=readings, stoppable=True)
         source = "pinned"
         await _pinned_agent_keys(session, options, card, card_url, state)
         if options.jwks_fallback and report.status == "key_unavailable":
@@ -60,7 +61,7 @@ async def card_signature(
             state.agent_jwks += keys[jku]
         report = await off_loop(
             verify_card, card, lambda _kid, jku: keys.get(jku, []) if jku else [],
-            readings=readings,
+            readings=readings, stoppable=True,
         )  # fmt: skip
         source = "jku"
     state.signed_keys += verified_key_ids(report)
@@ -109,7 +110,9 @@ async def _runner_key(options: VerifyOptions, card: JSONObject, state: RunState)
     if options.runner_seed is None:
         return
     runner = nkey_jwk(nkeys.public_of(nkeys.private_key(options.runner_seed)))
-    state.signed_keys += verified_key_ids(await off_loop(verify_card, card, [runner]))
+    state.signed_keys += verified_key_ids(
+        await off_loop(verify_card, card, [runner], stoppable=True)
+    )
 
 
 async def _pinned_agent_keys(
@@ -121,7 +124,9 @@ async def _pinned_agent_keys(
     for jku in await _jkus(card):
         found = await _jwks(session, options, jku, card_url, state, quiet=True)
         state.agent_jwks += found
-        state.signed_keys += verified_key_ids(await off_loop(verify_card, card, found))
+        state.signed_keys += verified_key_ids(
+            await off_loop(verify_card, card, found, stoppable=True)
+        )
 
 
 async def _jwks(
@@ -159,7 +164,26 @@ async def _jwks(
     except KeyFormatError:
         keys = []
     state.jwks[jku] = _keys_tried(keys, state)
+    if not quiet:
+        _refused_keys(state.jwks[jku], state)
     return state.jwks[jku]
+
+
+def _refused_keys(keys: list[Any], state: RunState) -> None:
+    """D-VERIFY-55: a JWK Set's keys this package refuses (an RSA exponent past 32 bits, a
+    modulus past 8192, a malformed key) verify nothing; an advisory says how many and
+    why the first was refused, so a key_unavailable is not a mystery."""
+    reasons = []
+    for jwk in keys:
+        try:
+            import_public_jwk(jwk)
+        except KeyFormatError as exc:
+            reasons.append(str(exc))
+    if reasons:
+        state.advisories.append(
+            Advisory("card_signature", "keys_refused", value=len(reasons),
+                     detail=f"keys of the JWK Set refused as unusable, the first: {reasons[0]}")
+        )  # fmt: skip
 
 
 def _tried(card: JSONObject, state: RunState) -> JSONObject:
@@ -196,5 +220,5 @@ async def _jkus(card: JSONObject) -> list[str]:
             wanted.append(jku)
         return []
 
-    await off_loop(verify_card, card, record)
+    await off_loop(verify_card, card, record, stoppable=True)
     return list(dict.fromkeys(wanted))
