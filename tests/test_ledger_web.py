@@ -159,7 +159,10 @@ async def test_who_ran_it_and_the_standing_are_shown_with_every_result(
     # PROFILE §8: a runner is its key; a name in the record is shown as self-declared.
     assert "a third party: unlisted key " in page
     assert "(self-declared name: Example Audits)" in page
-    assert "the agent itself (self-run): no runner key (self-declared name: Stonework)" in page
+    assert (
+        "the agent itself (self-run): no verified runner key (self-declared name: Stonework)"
+        in page
+    )
 
 
 async def test_an_unsigned_third_party_record_is_a_claim(

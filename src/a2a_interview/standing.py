@@ -74,6 +74,7 @@ STANDING_WHY: Final[Mapping[StandingReason, str]] = {
     "finished_before_started": "it says it finished before it started",
     "from_the_future": "it says it finished later than now",
     "url_scheme": "it names a URL that is not http or https",
+    "url_userinfo": "it names a URL with userinfo (user@host), which hides its host",
     "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
 }
 

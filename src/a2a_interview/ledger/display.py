@@ -253,12 +253,14 @@ def row(
     store keeps are read from the bytes here, the standing recomputed from them, and the
     line built as :func:`column_row` builds it from those columns."""
     _, reason = standing_reason(document)
+    signature = verify_record_signature(document).status
     columns = {
         "outcome": document.get("outcome"),
         "party": member_at(document, "ran_by", "party"),
-        "runner_key": member_at(document, "ran_by", "key"),
+        # PROFILE §8: the key names the runner only when its signature verifies here.
+        "runner_key": member_at(document, "ran_by", "key") if signature == "valid" else None,
         "runner_name": member_at(document, "ran_by", "name"),
-        "signature": verify_record_signature(document).status,
+        "signature": signature,
         "standing_reason": reason,
         "card_signature": member_at(document, "agent", "card_signature", "status"),
         "card_reading": member_at(document, "agent", "card_signature", "reading"),

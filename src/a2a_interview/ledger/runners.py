@@ -138,7 +138,9 @@ class RunnerView:
 def runner_view(key: str | None, declared_name: str, runners: Runners) -> RunnerView:
     """Who ran it (PROFILE §8): the listed name for a key the operator lists; else the
     key's fingerprint with the record's name marked self-declared; for a record with no
-    runner key, only the self-declared name."""
+    verified runner key, only the self-declared name. ``key`` must be a key whose
+    signature verified on the record (PROFILE §8): an unsigned record's ``ran_by.key``
+    is self-declared text and is never passed here."""
     listed_name = runners.name_of(key)
     short = fingerprint(key)
     if listed_name is not None:
@@ -146,5 +148,5 @@ def runner_view(key: str | None, declared_name: str, runners: Runners) -> Runner
     elif short is not None:
         label = f"unlisted key {short} (self-declared name: {declared_name})"
     else:
-        label = f"no runner key (self-declared name: {declared_name})"
+        label = f"no verified runner key (self-declared name: {declared_name})"
     return RunnerView(key, short, listed_name is not None, listed_name, declared_name, label)

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the ledger needs SQLAlchemy: pip install 'a2a-interview[ledger]'") from exc
 
 from ..errors import RecordRefused, StoreUnavailable
-from .columns import columns, holdable
+from .columns import columns, holdable, store_key
 from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
 from .opening import (
     MIGRATING,
@@ -451,6 +451,7 @@ class Ledger:
 
     def summary(self, card_url: str) -> AgentSummary | None:
         """One agent's summary, or ``None`` for an agent the ledger does not know."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return None
         found = self._summaries(
@@ -463,6 +464,7 @@ class Ledger:
         """A page of the agent's records as list lines (:class:`ListedRecord`: the
         columns kept at write time, no bytes), newest first (by ``finished_at``, then
         as stored), read from the store's index: O(page)."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
         with self._read() as connection:
@@ -471,6 +473,7 @@ class Ledger:
     def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
         """The agent's newest records whose ``standing`` column says evidence (at most
         ``limit``), newest first: candidates a display rechecks from their bytes."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
         query = (
@@ -507,6 +510,7 @@ class Ledger:
         added, with NUL, which PostgreSQL's text cannot take, or with a lone surrogate,
         which UTF-8 cannot, as a command line's undecodable bytes) is
         not looked up: it is unknown, not an error."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
         query = (
@@ -546,7 +550,8 @@ class Ledger:
 
     def runners(self) -> list[RunnerSeen]:
         """Every runner key the store holds a result by (PROFILE §8: a runner is its
-        key), ordered by key."""
+        key), ordered by key: only keys whose signature verified on the record (an
+        unsigned record's ``ran_by.key`` is self-declared text, kept as no key)."""
         query = (
             sa.select(
                 records.c.runner_key,
@@ -554,7 +559,7 @@ class Ledger:
                 sa.func.max(records.c.stored_at).label("last"),
                 sa.func.count().label("n"),
             )
-            .where(records.c.runner_key.is_not(None))
+            .where(records.c.runner_key.is_not(None), records.c.signature == "valid")
             .group_by(records.c.runner_key)
             .order_by(records.c.runner_key)
         )
