@@ -84,7 +84,7 @@ def test_an_unsigned_record_naming_a_listed_key_names_no_runner(store_url: str) 
             "no verified runner key (self-declared name: Acme Market)"
         )
         for page in (index.text, agent.text):
-            assert "listed runner" not in page and fingerprint(ACME) not in page  # type: ignore[operator]
+            assert "(listed runner" not in page and fingerprint(ACME) not in page  # type: ignore[operator]
             assert "no verified runner key" in page
         # Acme's own signed result is Acme's, counted once.
         ledger.add(compact(sign_record(record("https://b.example", party="platform",
@@ -232,3 +232,52 @@ def test_schedule_interviews_the_card_url_the_store_keeps(postgres_server: Serve
         with ledger._read() as connection:
             [args] = connection.execute(sa.text("SELECT args FROM procrastinate_jobs")).scalars()
     assert args["url"] == args["card_url"] == "https://v.example/.well-known/agent-card.json"
+
+
+# --- item: what leads ---------------------------------------------------------------
+
+
+def test_a_listed_runners_result_leads_a_newer_weaker_one_sits_beside(tmp_path: Path) -> None:
+    # PROFILE §8 "What leads": the agent's own run under a fresh key marked third_party,
+    # a minute after a listed platform's non_conformant, became the headline. The listed
+    # runner's result leads; the newer evidence by an unlisted runner and the newer claim
+    # are shown beside it with their kind; totals and the timeline keep the kinds apart.
+    from test_ledger_store import Outcome
+
+    listed = record(party="platform", name="Acme Market", outcome=Outcome.non_conformant,
+                    finished="2026-11-29T10:00:00Z")  # fmt: skip
+    own = record(party="third_party", name="Acme Market", finished="2026-11-29T10:01:00Z")
+    with Ledger.open(tmp_path / "lead.db") as ledger:
+        ledger.add(compact(sign_record(listed, ACME_SEED)))
+        ledger.add(compact(sign_record(own, nkeys.generate_seed())))
+        api, page, index, totals = asyncio.run(
+            _get(ledger, f"/api/agents/{CARD}", f"/agents/{CARD}", "/", "/api/agents")
+        )
+        data = api.json()
+        assert (data["headline"]["outcome"], data["headline_kind"]) == ("non_conformant", "listed")
+        assert (data["newer"]["outcome"], data["newer_kind"]) == ("consistent", "unlisted")
+        assert data["latest"]["outcome"] == "consistent"  # the latest, as it always was
+        text = page.text
+        lead = text[text.index('id="latest-h"') : text.index("</section>")]
+        assert "NON-CONFORMANT" in lead.upper() and "Newer result" in lead
+        assert "evidence by an unlisted runner is a weaker kind" in lead
+        # The timeline: a filled circle for the listed runner's, a diamond for the other.
+        svg = text[text.index("<svg") : text.index("</svg>")]
+        assert svg.count('<circle class="mark conflict filled"') == 1
+        assert svg.count('<path class="mark consistent filled unlisted"') == 1
+        counts = totals.json()["totals"]
+        assert (counts["listed_evidence"], counts["unlisted_evidence"], counts["claims"]) == (
+            1, 1, 0)  # fmt: skip
+        assert "1 by listed runners, 1 evidence by unlisted runners, 0 claims" in index.text
+        # A newer claim does not lead either; without a listed runner, evidence leads.
+        claim = record(party="self", finished="2026-11-29T10:02:00Z")
+        ledger.add(compact(claim))
+        transport = httpx.ASGITransport(app=app(ledger))
+
+        async def unlisted() -> Any:
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                return (await client.get(f"/api/agents/{CARD}")).json()
+
+        data = asyncio.run(unlisted())
+        assert (data["headline"]["outcome"], data["headline_kind"]) == ("consistent", "unlisted")
+        assert (data["newer"]["ran_by"]["party"], data["newer_kind"]) == ("self", "claim")

@@ -211,8 +211,12 @@ def test_conflicts_and_values_are_bounded() -> None:
     assert (len(views), more) == (MAX_CONFLICTS, 3)
     big = _conflict(0, expected="x" * MAX_VALUE)
     (view,), _, _ = conflicts({"runs": [{"conflicts": [big]}]})
-    assert view.expected is not None and len(view.expected) == MAX_VALUE
-    assert view.expected.endswith("…") and view.expected.startswith('"xxx')
+    # The value's JSON is MAX_VALUE + 2 characters: MAX_VALUE - 1 shown, 3 cut, and said.
+    assert view.expected == '"' + "x" * (MAX_VALUE - 2) + "… (3 more characters not shown)"
+    million = _conflict(0, got="y" * 1_000_000)
+    (view,), _, _ = conflicts({"runs": [{"conflicts": [million]}]})
+    assert view.got is not None
+    assert view.got.endswith(f"… ({1_000_002 - MAX_VALUE + 1:,} more characters not shown)")
     exact = _conflict(0, expected="x" * (MAX_VALUE - 2))  # with its quotes: MAX_VALUE
     (view,), _, _ = conflicts({"runs": [{"conflicts": [exact]}]})
     assert view.expected == '"' + "x" * (MAX_VALUE - 2) + '"'
@@ -291,11 +295,13 @@ def test_timeline_svg_exactly() -> None:
     first = _row(1, "evidence", "consistent", words="evidence by an unlisted runner")
     svg = timeline_svg([first, _row(2)])
     assert svg == TIMELINE_HEAD.format(n=2) + (
-        '<a href="#record-1"><circle class="mark consistent filled" cx="16" cy="30" r="7">'
+        # Evidence by an unlisted runner: a diamond (PROFILE §8, the kinds drawn apart).
+        '<a href="#record-1"><path class="mark consistent filled unlisted" '
+        'd="M16 22l8 8l-8 8l-8 -8z">'
         "<title>1. 2026-01-01T12:00:00.000Z: consistent, run by the agent itself "
         "no verified runner key (self-declared name: N&lt;&amp;&gt;), evidence by an unlisted "
         "runner"
-        '</title></circle><text class="mark-label" x="16" y="16" text-anchor="middle">1'
+        '</title></path><text class="mark-label" x="16" y="16" text-anchor="middle">1'
         "</text></a>"
         '<a href="#record-2"><circle class="mark neutral hollow" cx="42" cy="30" r="7">'
         "<title>2. 2026-01-02T12:00:00.000Z: consistent, run by the agent itself "

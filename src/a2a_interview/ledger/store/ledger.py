@@ -470,15 +470,22 @@ class Ledger:
         with self._read() as connection:
             return read_history(connection, card_url, offset, limit)
 
-    def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
+    def latest_evidence(
+        self, card_url: str, limit: int = 20, keys: Iterable[str] | None = None
+    ) -> list[StoredRecord]:
         """The agent's newest records whose ``standing`` column says evidence (at most
-        ``limit``), newest first: candidates a display rechecks from their bytes."""
+        ``limit``), newest first: candidates a display rechecks from their bytes. With
+        ``keys``, only those signed by one of them (the operator's listed runners: what
+        leads, PROFILE §8)."""
         card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
+        where = [records.c.card_url == card_url, records.c.standing == "evidence"]
+        if keys is not None:
+            where.append(records.c.runner_key.in_(sorted(set(keys))))
         query = (
             sa.select(records)
-            .where(records.c.card_url == card_url, records.c.standing == "evidence")
+            .where(*where)
             .order_by(records.c.finished_at.desc(), records.c.id.desc())
             .limit(limit)
         )
@@ -573,6 +580,18 @@ class Ledger:
             return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
         return [RunnerSeen(r.runner_key, aware(r.first), aware(r.last), int(r.n)) for r in rows]
+
+    def evidence_by(self, keys: Iterable[str]) -> int:
+        """How many results are evidence signed by one of ``keys`` (the operator's
+        listed runners), so totals count the kinds apart (PROFILE §8)."""
+        chosen = sorted(set(keys))
+        if not chosen:
+            return 0
+        query = sa.select(sa.func.count()).where(
+            records.c.standing == "evidence", records.c.runner_key.in_(chosen)
+        )
+        with self._read() as connection:
+            return int(connection.execute(query).scalar_one())
 
     def count(self) -> int:
         """How many records the store holds."""
