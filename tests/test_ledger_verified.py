@@ -281,3 +281,27 @@ def test_a_listed_runners_result_leads_a_newer_weaker_one_sits_beside(tmp_path: 
         data = asyncio.run(unlisted())
         assert (data["headline"]["outcome"], data["headline_kind"]) == ("consistent", "unlisted")
         assert (data["newer"]["ran_by"]["party"], data["newer_kind"]) == ("self", "claim")
+
+
+def test_an_index_line_shows_what_leads_and_the_newer_beside_it(store_url: str) -> None:
+    # PROFILE §8 "What leads", on the index too: a listed runner's result leads its
+    # line; the newer evidence by an unlisted runner is named beside it with its kind.
+    from test_ledger_store import Outcome
+
+    listed = record(party="platform", name="Acme Market", outcome=Outcome.non_conformant,
+                    finished="2026-11-29T10:00:00Z")  # fmt: skip
+    own = record(party="third_party", name="Acme Market", finished="2026-11-29T10:01:00Z")
+    alone = record("https://z.example", party="self")
+    with Ledger.open(store_url) as ledger:
+        ledger.add(compact(sign_record(listed, ACME_SEED)))
+        ledger.add(compact(sign_record(own, nkeys.generate_seed())))
+        ledger.add(compact(alone))
+        index, api = asyncio.run(_get(ledger, "/", "/api/agents"))
+    lines = {a["card_url"]: a for a in api.json()["agents"]}
+    line = lines[CARD]
+    assert (line["headline"]["outcome"], line["headline_kind"]) == ("non_conformant", "listed")
+    assert line["latest"]["outcome"] == "consistent"
+    other = lines["https://z.example/.well-known/agent-card.json"]
+    assert other["headline"] == other["latest"] and other["headline_kind"] == "claim"
+    assert "newer, a weaker kind: consistent, evidence by an unlisted runner" in index.text
+    assert index.text.count("newer, a weaker kind") == 1

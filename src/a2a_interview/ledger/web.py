@@ -41,7 +41,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
 from ..record import DOES_NOT_ESTABLISH
-from . import display
+from . import display, leads
 from .memo import ROW_CACHE, Cells, Rows, when
 from .runners import NO_RUNNERS, Runners, fingerprint
 
@@ -150,6 +150,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["visible"] = display.visible
     env.filters["kind"] = display.kind
+    env.globals["kind_words"] = display.KIND_WORDS
     return env
 
 
@@ -312,15 +313,10 @@ class _AgentView:
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
 
     def _evidence(self, ledger: _Ledger, card_url: str, rows: Rows, keys: list[str] | None) -> Any:
-        """(row, record) of the agent's newest evidence (by one of ``keys`` when given,
-        and then by a listed runner), its standing rechecked from its bytes; else None."""
-        for record in ledger.latest_evidence(card_url, keys=keys):
-            made = rows(record, full=True)  # the column said evidence; bytes decide
-            if made.standing == "evidence" and (keys is None or made.runner.listed):
-                if made.id not in self._place:
-                    self._place[made.id] = ledger.newer_than(record)
-                return made, record
-        return None
+        found = leads.newest_evidence(ledger, rows, card_url, keys)
+        if found is not None and found[0].id not in self._place:
+            self._place[found[0].id] = ledger.newer_than(found[1])
+        return found
 
     def _row(self, rows: Rows, record: Any, place: int) -> display.Row:
         made = rows(record)
@@ -372,11 +368,14 @@ class _Pages:
         has_previous = beyond if backwards else at.after is not None
         has_next = True if backwards else beyond
         rows = []
-        for summary in shown:
-            row = self.rows(summary.latest)
+        # What leads each line (PROFILE §8), and the newer result beside it.
+        for summary, (row, newer) in zip(
+            shown, leads.index_heads(self.ledger, self.rows, shown), strict=True
+        ):
             rows.append(
                 {
                     "row": row,
+                    "newer": newer,
                     "cells": None if api else self.cells(row),
                     "count": int(getattr(summary, "count", 0) or 0),
                     "ref": _ref(summary.card_url),
@@ -456,7 +455,6 @@ class _Pages:
             # What leads (PROFILE §8), and beside it a newer result of a weaker kind.
             latest=view.headline,
             headline_href=view.href(view.headline),
-            kind_words=display.KIND_WORDS,
             newer=view.newer,
             newer_href=view.href(view.newer) if view.newer else None,
             boundaries=display.BOUNDARIES,
@@ -485,8 +483,8 @@ class _Pages:
         return self._render(
             request, "agent.html", single=True, heading=f"Result {shown.id}",
             agent_ref=_ref(record.card_url), latest=shown, newer=None, newer_href=None,
-            headline_href=None, kind_words=display.KIND_WORDS,
-            boundaries=display.BOUNDARIES, timeline="", timeline_items=[], timeline_href=None,
+            headline_href=None, boundaries=display.BOUNDARIES, timeline="",
+            timeline_items=[], timeline_href=None,
             conflict_list=conflict_list, churned=churned, more=more,
             checks=display.check_rows(document), incomplete=display.incomplete(document),
             records=[], page=1, pages=1,
@@ -534,7 +532,9 @@ class _Pages:
                 "name": a["row"].agent_name,  # as the card names itself; never identity
                 "href": f"/api/agents/{a['ref']}",
                 "results": a["count"],
-                "latest": a["row"].to_json(),
+                "latest": (a["newer"] or a["row"]).to_json(),
+                "headline": a["row"].to_json(),  # what leads (PROFILE §8)
+                "headline_kind": display.kind(a["row"]),
             }
             for a in found["rows"]
         ]

@@ -581,6 +581,28 @@ class Ledger:
 
         return [RunnerSeen(r.runner_key, aware(r.first), aware(r.last), int(r.n)) for r in rows]
 
+    def leading(
+        self, card_urls: Iterable[str], keys: Iterable[str] | None = None
+    ) -> dict[str, StoredRecord]:
+        """For each agent of ``card_urls`` (as stored), its newest record whose
+        ``standing`` column says evidence, signed by one of ``keys`` when given: the
+        candidate that leads an index line (PROFILE §8), read for a page of agents at
+        once. Agents without one are left out."""
+        urls = sorted(set(card_urls))
+        if not urls:
+            return {}
+        where = [records.c.card_url.in_(urls), records.c.standing == "evidence"]
+        if keys is not None:
+            where.append(records.c.runner_key.in_(sorted(set(keys))))
+        place = sa.func.row_number().over(
+            partition_by=records.c.card_url,
+            order_by=(records.c.finished_at.desc(), records.c.id.desc()),
+        )
+        ranked = sa.select(records, place.label("place")).where(*where).subquery()
+        query = sa.select(ranked).where(ranked.c.place == 1)
+        with self._read() as connection:
+            return {row.card_url: self._stored(row) for row in connection.execute(query)}
+
     def evidence_by(self, keys: Iterable[str]) -> int:
         """How many results are evidence signed by one of ``keys`` (the operator's
         listed runners), so totals count the kinds apart (PROFILE §8)."""
