@@ -111,7 +111,7 @@ def rows_of(html: str) -> list[dict[str, str]]:
         assert url and outcome and standing
         out.append(
             {"url": url.group(1), "tone": outcome.group(1), "outcome": outcome.group(2),
-             "standing": standing.group(1)}
+             "standing": standing.group(1), "cells": cells}
         )  # fmt: skip
     return out
 
@@ -152,9 +152,10 @@ async def test_who_ran_it_and_the_standing_are_shown_with_every_result(
     listed = {r["url"]: r for r in rows_of((await client.get("/")).text)}
     assert listed[records.urls["evidence"]]["standing"] == "evidence"
     assert listed[records.urls["claim"]]["standing"] == "claim"
-    # The agent whose latest result it ran on itself shows the claim, not its older
-    # third-party evidence.
-    assert listed[records.urls["consistent"]]["standing"] == "claim"
+    # PROFILE §8 "What leads": the agent whose latest result it ran on itself shows its
+    # older third-party evidence, and names the newer claim beside it.
+    assert listed[records.urls["consistent"]]["standing"] == "evidence"
+    assert "newer, a weaker kind: consistent, claim" in listed[records.urls["consistent"]]["cells"]
     page = Tags((await client.get("/")).text).all_text()
     # PROFILE §8: a runner is its key; a name in the record is shown as self-declared.
     assert "a third party: unlisted key " in page
