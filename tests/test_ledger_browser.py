@@ -33,6 +33,7 @@ from ledger_records import HOSTILE_RUNNER, HOSTILE_URL, RUNNER, RUNNER_SEED, Rec
 from needs import need
 
 CHROMIUM = "/usr/bin/chromium"
+LONG = "https://long.example"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -178,9 +179,11 @@ def test_a_consistent_agent_with_its_claim_and_evidence(
     visit(page, agent_url(origin, records.urls["consistent"]), "agent-consistent")
     latest = page.locator("section.latest")
     assert "consistent" in latest.inner_text()
-    assert latest.locator(".standing").first.inner_text() == "CLAIM"  # its own latest run
-    assert "Latest evidence" in latest.inner_text()  # beside it, the third party's record
-    assert latest.locator(".standing").nth(1).inner_text() == "EVIDENCE"
+    # PROFILE §8 "What leads": the listed runner's evidence leads; the agent's own
+    # newer run is beside it, with its kind.
+    assert latest.locator(".standing").first.inner_text() == "EVIDENCE"
+    assert "Newer result" in latest.inner_text()
+    assert latest.locator(".standing").nth(1).inner_text() == "CLAIM"
     history = page.locator("table.records tbody tr")
     assert history.count() == 2
     assert [history.nth(i).locator(".standing").inner_text() for i in range(2)] == [
@@ -377,3 +380,79 @@ def test_labelled_timeline_older_result_and_claim_reason(
     assert latest.locator(".standing").first.inner_text() == "EVIDENCE"
     assert page.locator("section.boundaries").count() == 1
     assert page.evaluate("() => document.scripts.length") == 0
+
+
+@pytest.fixture(scope="module")
+def long_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ledger page holding one agent with a timeline of 60 marks (wider than a page)."""
+    from test_ledger_store import compact, record
+
+    path = tmp_path_factory.mktemp("long") / "ledger.db"
+    with Ledger.open(path) as ledger:
+        ledger.put_many([
+            compact(record(LONG, party="self", finished=f"2026-10-{1 + i // 24:02d}T"
+                                                        f"{i % 24:02d}:00:00Z"))
+            for i in range(60)
+        ])  # fmt: skip
+    proc = subprocess.Popen([*COMMAND, "ledger", "serve", "--store", str(path), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ledger page at http://127.0.0.1:"), first
+        yield first.split()[3].rstrip("/")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_newest_marks_of_a_long_timeline_are_in_view(
+    browser: Any, long_origin: str, width: int
+) -> None:
+    # PROFILE §8 (a timeline draws the results): 60 marks are 1,592 px wide and the
+    # newest scrolled out of view; the figure now opens at its right, newest, end.
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        visit(page, agent_url(long_origin, LONG + "/.well-known/agent-card.json"),
+              f"agent-long-{width}px")  # fmt: skip
+        marks = page.locator("svg.timeline circle")
+        assert marks.count() == 60
+        newest = marks.nth(59).bounding_box()
+        assert newest is not None and newest["x"] >= 0 and newest["x"] + newest["width"] <= width
+        oldest = marks.nth(0).bounding_box()
+        assert oldest is not None and oldest["x"] < 0  # scrolled out, to the left
+        fits(page)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_index_cells_keep_their_labels_when_the_header_is_hidden(
+    browser: Any, origin: str, records: Records, width: int
+) -> None:
+    # At 390 px the header row is hidden and the cells lost their labels ("a platform:
+    # Acme Market" with nothing saying it is who ran it).
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for url, table in ((origin + "/", "agents"),
+                           (agent_url(origin, records.urls["consistent"]),
+                            "records")):  # fmt: skip
+            visit(page, url, f"labels-{table}-{width}px")
+            labels = page.evaluate(
+                "(t) => [...document.querySelectorAll(`table.${t} tbody tr:first-child td`)]"
+                ".filter(td => td.dataset.label)"
+                ".map(td => [td.dataset.label, getComputedStyle(td, '::before').content])",
+                table,
+            )
+            assert {label for label, _ in labels} >= {"Run by", "Standing", "Card signature"}
+            for label, content in labels:
+                assert content == (f'"{label}: "' if width == 390 else "none"), label
+    finally:
+        context.close()

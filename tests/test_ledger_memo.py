@@ -72,7 +72,8 @@ def test_lines_in_the_same_state_share_their_cells_and_others_do_not() -> None:
         assert getattr(again, name) is getattr(shown, name)
         assert getattr(again, name) == getattr(macros, name)(same)
     for changed, differs in (
-        (_line(3, "https://c.example/card", standing_reason="self_run"), {"standing"}),
+        # A claim's verified card signature is "as stated" (PROFILE §8): both cells.
+        (_line(3, "https://c.example/card", standing_reason="self_run"), {"standing", "card_sig"}),
         (_line(3, "https://c.example/card", runner_name="Acme Marke\u0301t"), {"ran_by"}),
         (_line(3, "https://c.example/card", outcome="non_conformant"), {"outcome"}),
         (_line(3, "https://c.example/card", card_reading="fetched"), {"card_sig"}),

@@ -770,7 +770,7 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
             compact(record("https://a.example", party="self", finished="2026-11-02T00:00:00Z")),
             signed(record("https://a.example", finished="2026-10-01T00:00:00Z")),
             compact(stripped),
-            signed(record("https://c_%.example")),
+            signed(record("https://c_%25.example")),
         ])  # fmt: skip
         a = "https://a.example/.well-known/agent-card.json"
         b = "https://b.example/.well-known/agent-card.json"
@@ -787,7 +787,7 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
         assert ledger.totals().evidence == 4
         # Search is on the card URL, its % and _ taken literally.
         assert [s.card_url for s in ledger.agents_from(10, "_%")] == [
-            "https://c_%.example/.well-known/agent-card.json"
+            "https://c_%25.example/.well-known/agent-card.json"
         ]
         assert ledger.matching("A.EXAMPLE", 1000) == 1
         assert ledger.matching("%", 1000) == 1

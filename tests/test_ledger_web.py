@@ -111,7 +111,7 @@ def rows_of(html: str) -> list[dict[str, str]]:
         assert url and outcome and standing
         out.append(
             {"url": url.group(1), "tone": outcome.group(1), "outcome": outcome.group(2),
-             "standing": standing.group(1)}
+             "standing": standing.group(1), "cells": cells}
         )  # fmt: skip
     return out
 
@@ -152,14 +152,18 @@ async def test_who_ran_it_and_the_standing_are_shown_with_every_result(
     listed = {r["url"]: r for r in rows_of((await client.get("/")).text)}
     assert listed[records.urls["evidence"]]["standing"] == "evidence"
     assert listed[records.urls["claim"]]["standing"] == "claim"
-    # The agent whose latest result it ran on itself shows the claim, not its older
-    # third-party evidence.
-    assert listed[records.urls["consistent"]]["standing"] == "claim"
+    # PROFILE §8 "What leads": the agent whose latest result it ran on itself shows its
+    # older third-party evidence, and names the newer claim beside it.
+    assert listed[records.urls["consistent"]]["standing"] == "evidence"
+    assert "newer, a weaker kind: consistent, claim" in listed[records.urls["consistent"]]["cells"]
     page = Tags((await client.get("/")).text).all_text()
     # PROFILE §8: a runner is its key; a name in the record is shown as self-declared.
     assert "a third party: unlisted key " in page
     assert "(self-declared name: Example Audits)" in page
-    assert "the agent itself (self-run): no runner key (self-declared name: Stonework)" in page
+    assert (
+        "the agent itself (self-run): no verified runner key (self-declared name: Stonework)"
+        in page
+    )
 
 
 async def test_an_unsigned_third_party_record_is_a_claim(
@@ -241,16 +245,18 @@ async def test_every_agent_page_says_the_boundaries(
 async def test_a_latest_claim_is_shown_beside_the_newest_evidence(
     client: httpx.AsyncClient, records: Records
 ) -> None:
-    # interview §8: the agent's own later run does not hide the third-party record, and
-    # is not shown as evidence itself.
+    # interview §8, PROFILE §8 "What leads": the agent's own later run does not hide the
+    # third-party record, and is not shown as evidence itself: the evidence leads, the
+    # newer claim is beside it with its kind.
     html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
     latest = Tags(re.search(r'<section class="latest.*?</section>', html, re.S).group())
     text = re.sub(r"\s", "", latest.all_text())
-    assert "StandingCLAIM" in text
-    assert "LatestevidenceconsistentEVIDENCEBYANUNLISTEDRUNNERbyathirdparty:unlistedkey" in text
+    assert "StandingEVIDENCEBYANUNLISTEDRUNNER" in text
+    assert "Runbyathirdparty:unlistedkey" in text
     assert "(self-declaredname:ExampleAudits)" in text
+    assert "NewerresultconsistentCLAIM" in text and "aclaimisaweakerkind" in text
     only = (await client.get(f"/agents/{ref(records.urls['evidence'])}")).text
-    assert "Latest evidence" not in only  # the latest is the evidence already
+    assert "Newer result" not in only  # the latest is the evidence already
 
 
 async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
@@ -319,7 +325,7 @@ async def test_the_latest_evidence_links_to_the_page_holding_it(
             transport=httpx.ASGITransport(app=app(late)), base_url="http://t"
         ) as c:
             first = (await c.get(f"/agents/{url}")).text
-            [link] = re.findall(r"<dt>Latest evidence</dt><dd><a href=\"([^\"]*)\"", first)
+            [link] = re.findall(r"<dt>Finished</dt><dd><a href=\"([^\"]*)\"", first)
             page, anchor = unescape(link).removeprefix("?page=").split("#")
             shown = (await c.get(f"/agents/{url}?page={page}")).text
     assert anchor == f"record-{kept.id}"
@@ -330,10 +336,11 @@ async def test_the_timeline_has_one_mark_per_result(
     client: httpx.AsyncClient, records: Records
 ) -> None:
     html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
-    marks = [a for t, a in Tags(html).tags if t == "circle"]
-    # Oldest first: the signed third-party record, then the agent's own run.
+    marks = [a for t, a in Tags(html).tags if t in ("circle", "path")]
+    # Oldest first: the signed third-party record (evidence by an unlisted runner: a
+    # diamond, PROFILE §8), then the agent's own run (a claim: hollow).
     assert [m["class"] for m in marks] == [
-        "mark consistent filled",
+        "mark consistent filled unlisted",
         "mark consistent hollow",
     ]
     svg = re.search(r"<svg.*?</svg>", html, re.S).group()
@@ -376,7 +383,7 @@ async def test_the_agent_without_the_interview_is_neutral(
     assert '<section class="latest tone-neutral"' in html
     assert "that says nothing about the agent" in html
     classes = [a.get("class") or "" for _, a in Tags(html).tags]
-    assert "mark neutral filled" in classes
+    assert "mark neutral filled unlisted" in classes
     assert [c for c in classes if "conflict" in c] == ["key-conflict"]  # the legend only
 
 
@@ -1026,7 +1033,8 @@ async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Rec
     assert [a["card_url"] for a in listed["agents"]] == [records.urls["evidence"]]
     totals = listed["totals"]
     assert totals["results"] == totals["evidence"] + totals["claims"] == len(records.bodies)
-    assert set(totals) == {"agents", "results", "evidence", "claims"}
+    assert set(totals) == {"agents", "results", "evidence", "claims", "listed_evidence",
+                           "unlisted_evidence"}  # fmt: skip
     page = Tags((await client.get(f"/?q={port}")).text).all_text()
     assert f"Agents whose card URL or name contains “{port}”: 1." in page
     assert f"{totals['agents']} agents · {totals['results']} results" in re.sub(r"\s+", " ", page)

@@ -104,7 +104,7 @@ def _record(**extra: Any) -> dict[str, Any]:
 
 def test_a_row_reads_the_record_and_nothing_else() -> None:
     # PROFILE §8: a sane record (times in order, http(s) URLs, no calls elsewhere) by a
-    # third party with no runner key and no signature: a claim, "unsigned"; the runner
+    # third party with no verified runner key and no signature: a claim, "unsigned"; the runner
     # has no key, so only its self-declared name (issue 13: runners are keys).
     shown = row(7, "https://a.example", _record())
     assert (shown.id, shown.card_url, shown.outcome) == ("7", "https://a.example", "consistent")
@@ -115,7 +115,7 @@ def test_a_row_reads_the_record_and_nothing_else() -> None:
     assert (shown.record_signature, shown.standing) == ("unsigned", "claim")
     assert (shown.standing_reason, shown.standing_words) == ("unsigned", "claim")
     assert shown.standing_why == "no runner signature binds it to the party it names"
-    label = "no runner key (self-declared name: Runner \u202e)"
+    label = "no verified runner key (self-declared name: Runner \u202e)"
     assert shown.runner == RunnerView(None, None, False, None, "Runner \u202e", label)
     assert (shown.card_signature, shown.card_reading) == ("key unavailable", "proto")
     assert (shown.started_at, shown.finished_at) == ("2026-01-01T00:00:00Z",
@@ -162,7 +162,11 @@ def test_a_malformed_record_gives_a_row_of_defaults() -> None:
     assert row(1, "u", _record(ran_by={"party": "self", "key": "K"})).party_label == (
         "the agent itself (self-run)"
     )
-    assert row(1, "u", _record(ran_by={"party": "platform", "key": "K"})).runner_key == "K"
+    # PROFILE §8: ran_by.key names the runner only when its signature verifies here.
+    assert row(1, "u", _record(ran_by={"party": "platform", "key": "K"})).runner_key is None
+    seed = nkeys.generate_seed()
+    signed = sign_record(_record(ran_by={"party": "platform", "name": "n"}), seed)
+    assert row(1, "u", signed).runner_key == nkeys.public_of(nkeys.private_key(seed))
 
 
 def _conflict(n: int, **extra: Any) -> dict[str, Any]:
@@ -207,8 +211,12 @@ def test_conflicts_and_values_are_bounded() -> None:
     assert (len(views), more) == (MAX_CONFLICTS, 3)
     big = _conflict(0, expected="x" * MAX_VALUE)
     (view,), _, _ = conflicts({"runs": [{"conflicts": [big]}]})
-    assert view.expected is not None and len(view.expected) == MAX_VALUE
-    assert view.expected.endswith("…") and view.expected.startswith('"xxx')
+    # The value's JSON is MAX_VALUE + 2 characters: MAX_VALUE - 1 shown, 3 cut, and said.
+    assert view.expected == '"' + "x" * (MAX_VALUE - 2) + "… (3 more characters not shown)"
+    million = _conflict(0, got="y" * 1_000_000)
+    (view,), _, _ = conflicts({"runs": [{"conflicts": [million]}]})
+    assert view.got is not None
+    assert view.got.endswith(f"… ({1_000_002 - MAX_VALUE + 1:,} more characters not shown)")
     exact = _conflict(0, expected="x" * (MAX_VALUE - 2))  # with its quotes: MAX_VALUE
     (view,), _, _ = conflicts({"runs": [{"conflicts": [exact]}]})
     assert view.expected == '"' + "x" * (MAX_VALUE - 2) + '"'
@@ -287,14 +295,17 @@ def test_timeline_svg_exactly() -> None:
     first = _row(1, "evidence", "consistent", words="evidence by an unlisted runner")
     svg = timeline_svg([first, _row(2)])
     assert svg == TIMELINE_HEAD.format(n=2) + (
-        '<a href="#record-1"><circle class="mark consistent filled" cx="16" cy="30" r="7">'
+        # Evidence by an unlisted runner: a diamond (PROFILE §8, the kinds drawn apart).
+        '<a href="#record-1"><path class="mark consistent filled unlisted" '
+        'd="M16 22l8 8l-8 8l-8 -8z">'
         "<title>1. 2026-01-01T12:00:00.000Z: consistent, run by the agent itself "
-        "no runner key (self-declared name: N&lt;&amp;&gt;), evidence by an unlisted runner"
-        '</title></circle><text class="mark-label" x="16" y="16" text-anchor="middle">1'
+        "no verified runner key (self-declared name: N&lt;&amp;&gt;), evidence by an unlisted "
+        "runner"
+        '</title></path><text class="mark-label" x="16" y="16" text-anchor="middle">1'
         "</text></a>"
         '<a href="#record-2"><circle class="mark neutral hollow" cx="42" cy="30" r="7">'
         "<title>2. 2026-01-02T12:00:00.000Z: consistent, run by the agent itself "
-        "no runner key (self-declared name: N&lt;&amp;&gt;), claim"
+        "no verified runner key (self-declared name: N&lt;&amp;&gt;), claim"
         '</title></circle><text class="mark-label" x="42" y="16" text-anchor="middle">2'
         "</text></a>"
         '<text class="date" x="8" y="56">2026-01-01</text>'
@@ -414,7 +425,8 @@ def test_a_list_line_of_malformed_columns_is_a_line_of_defaults() -> None:
         party_label="unrecognised party", runner_name="", runner_key=None,
         record_signature="", standing="claim", standing_reason="", standing_why="",
         standing_words="claim",
-        runner=RunnerView(None, None, False, None, "", "no runner key (self-declared name: )"),
+        runner=RunnerView(None, None, False, None, "",
+                          "no verified runner key (self-declared name: )"),
         card_signature="not checked", card_reading=None, started_at="s", finished_at="f",
     )  # fmt: skip
 
@@ -448,15 +460,18 @@ def test_timeline_tips_cut_the_date_and_the_runner() -> None:
     # date under the axis is the first 10 characters of the finish.
     long = _row(1, name="n" * 100, finished="d" * 50)
     svg = timeline_svg([long])
-    label = ("no runner key (self-declared name: " + "n" * 100)[:119]
+    label = ("no verified runner key (self-declared name: " + "n" * 100)[:119]
     assert f"<title>1. {'d' * 39}…: consistent, run by the agent itself {label}…, claim" in svg
     assert f'<text class="date" x="8" y="56">{"d" * 10}</text>' in svg
     # The date is cut to 10 characters as shown, invisible characters' tags counted.
     tagged = timeline_svg([_row(1, finished="\u200babcdefghi")])
     assert '<text class="date" x="8" y="56">&lt;U+200B&gt;a…</text>' in tagged
-    exact = timeline_svg([_row(1, name="n" * 84, finished="e" * 40)])  # label: 120
-    assert f"<title>1. {'e' * 40}: consistent, run by the agent itself no runner key " in exact
-    assert f"name: {'n' * 84})," in exact
+    exact = timeline_svg([_row(1, name="n" * 75, finished="e" * 40)])  # label: 120
+    assert (
+        f"<title>1. {'e' * 40}: consistent, run by the agent itself no verified runner key "
+        in exact
+    )
+    assert f"name: {'n' * 75})," in exact
 
 
 def test_a_line_names_the_agent_by_its_cards_name_read_as_the_record_reads_it() -> None:

@@ -4,7 +4,9 @@ needs no network to tell a runner from the agent.
 
 - :func:`agent_key_ids` and :func:`verified_key_ids`: RFC 7638 thumbprints of the keys
   that verified the card, and nkeys of the proposal signers that verified.
-- :func:`proposal_keys` (listed, informational) and :func:`proposal_signer` (verified).
+- :func:`proposal_keys` (listed, informational), :func:`committed_signers` (the signers
+  of a proposal the card commits to: agent keys) and :func:`proposal_signer` (the signer
+  of a proposal in hand, whatever commits to it).
 - :func:`card_key_ids`: key ids a reader adds from a card in hand, offline.
 - :func:`nkey_jwk` and :func:`nkey_thumbprint`: an nkey as an OKP JWK and its thumbprint,
   so a runner key can be compared with card keys.
@@ -19,17 +21,22 @@ import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from . import nkeys
 from .cardsig import CardSignatureReport, thumbprint, verify_card
-from .errors import IngressError, KeyFormatError
+from .errors import CanonicalizationError, IngressError, KeyFormatError
 from .ijson import loads
+from .jcs import canonicalize, digest_bytes, is_digest
 from .sanity import member_at
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
-from .terms import verify_uncommitted
+from .terms import signing_bytes, verify_uncommitted
 
 __all__ = [
     "agent_key_ids",
     "card_key_ids",
+    "committed_signers",
     "nkey_jwk",
     "nkey_thumbprint",
     "proposal_keys",
@@ -89,10 +96,60 @@ def proposal_keys(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> tu
     return tuple(dict.fromkeys(found))
 
 
+def _signature(item: Any) -> tuple[str, bytes] | None:
+    """(nkey, 64 signature bytes) of a proposal's signature item, else ``None``."""
+    key = item.get("key") if isinstance(item, dict) else None
+    text = item.get("sig") if isinstance(item, dict) else None
+    if not isinstance(key, str) or not isinstance(text, str) or not text.isascii():
+        return None
+    b64 = text.rstrip("=").replace("-", "+").replace("_", "/")  # Agent SoW §6: either
+    try:
+        raw = base64.b64decode(b64 + "=" * (-len(b64) % 4), validate=True)
+    except ValueError:
+        return None
+    return (key, raw) if len(raw) == 64 else None
+
+
+def committed_signers(
+    digest: Any, body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES
+) -> tuple[str, ...]:
+    """The nkeys whose signature verifies on a fetched proposal whose digest is the one
+    the card's terms entry commits to (``digest``): ``agent.keys`` members (PROFILE §8).
+    A document the card does not commit to names no agent key, whoever signed it: a
+    terms entry pointing at any document a platform's runner key signed must not turn
+    that platform's run into a claim. Each listed key counts only for a signature of its
+    own that verifies (never for being listed, first or not). In the order listed,
+    without repeats; never raises."""
+    if body is None or not is_digest(digest):
+        return ()
+    try:
+        document = loads(body, max_bytes=max_bytes, max_depth=MAX_DEPTH)
+        if not isinstance(document, dict) or digest_bytes(canonicalize(document)) != digest:
+            return ()
+        signed = signing_bytes(document)
+    except (IngressError, CanonicalizationError):
+        return ()
+    items = document.get("signatures")
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        pair = _signature(item)
+        if pair is None:
+            continue
+        try:
+            public = Ed25519PublicKey.from_public_bytes(nkeys.decode_public(pair[0]))
+            public.verify(pair[1], signed)
+        except (KeyFormatError, InvalidSignature):
+            continue
+        found.append(pair[0])
+    return tuple(dict.fromkeys(found))
+
+
 def proposal_signer(body: bytes | None, max_bytes: int = MAX_DOCUMENT_BYTES) -> str | None:
-    """The nkey whose signature verifies on a fetched proposal (terms §3 steps 4–5,
-    whatever digest a card commits to): an ``agent.keys`` member (PROFILE §8). ``None``
-    when none does. Never raises."""
+    """The nkey whose signature verifies on a proposal in hand (terms §3 steps 4–5,
+    whatever digest a card commits to): what a reader holding the document checks.
+    ``None`` when none does. Never raises. The verifier records
+    :func:`committed_signers` instead (PROFILE §8: only a committed document's signers
+    are the agent's keys)."""
     return verify_uncommitted(body, max_bytes=max_bytes).signer
 
 

@@ -35,6 +35,7 @@ from . import nkeys
 from .agentkeys import (
     agent_key_ids,
     card_key_ids,
+    committed_signers,
     nkey_jwk,
     nkey_thumbprint,
     proposal_keys,
@@ -95,6 +96,7 @@ __all__ = [
     "StandingReason",
     "agent_key_ids",
     "card_key_ids",
+    "committed_signers",
     "member_at",
     "nkey_jwk",
     "nkey_thumbprint",

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
+from .cardurl import URLRefused, has_userinfo, normalize_url
 from .jcs import digest
 
 __all__ = [
@@ -40,6 +41,7 @@ SanityReason = Literal[
     "finished_before_started",  # finished_at is earlier than started_at
     "from_the_future",  # finished_at is later than the reader's clock + 5 minutes
     "url_scheme",  # a URL of the record is not http or https
+    "url_userinfo",  # a URL of the record carries userinfo (user@host)
     "calls_elsewhere",  # a call names an interface that is not the named agent's
 ]
 SANITY_REASONS: Final[tuple[SanityReason, ...]] = get_args(SanityReason)
@@ -138,7 +140,9 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
     - ``started_at`` and ``finished_at`` are RFC 3339 with a zone, ``started_at`` ≤
       ``finished_at`` ≤ ``now`` + :data:`CLOCK_SKEW`;
     - every URL the record names (``agent.url``, ``agent.card_url``, each call's
-      ``interface``, each proposal's ``url``) is ``http`` or ``https``;
+      ``interface``, each proposal's ``url``) is ``http`` or ``https`` and carries no
+      userinfo (``user@host``); the agent's URLs name a host and a valid port
+      (:func:`a2a_interview.cardurl.normalize_url` takes them);
     - every call was made to the agent the record names: each call's interface host is
       the card URL's host (``agent.url``'s without a card URL) or a subdomain of it, or
       the other way round.
@@ -163,6 +167,15 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
     card_host = _host(card_url) if card_url is not None else None
     if agent_host is False or card_host is False:
         return Insane("url_scheme", "the agent's URL is not an http or https URL")
+    for url in (agent_url, card_url):
+        if url is None:
+            continue
+        if has_userinfo(url):
+            return Insane("url_userinfo", "the agent's URL carries userinfo (user@host)")
+        try:
+            normalize_url(url)
+        except URLRefused:
+            return Insane("url_scheme", "the agent's URL is not an http or https URL")
     calls: list[Any] = []
     proposals: list[Any] = []
     runs = record.get("runs")
@@ -174,11 +187,15 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
         url = member_at(proposal, "url")
         if url is not None and _host(url) is False:
             return Insane("url_scheme", "a proposal URL is not an http or https URL")
+        if url is not None and has_userinfo(url):
+            return Insane("url_userinfo", "a proposal URL carries userinfo (user@host)")
     home = card_host or agent_host
     for call in calls:
         host = _host(member_at(call, "interface"))
         if host is False:
             return Insane("url_scheme", "a call's interface is not an http or https URL")
+        if has_userinfo(member_at(call, "interface")):
+            return Insane("url_userinfo", "a call's interface carries userinfo (user@host)")
         if host is None or home is None or not _same_agent(host, home):
             return Insane("calls_elsewhere", "a call was made to another agent's interface")
     return None

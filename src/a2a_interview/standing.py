@@ -74,8 +74,15 @@ STANDING_WHY: Final[Mapping[StandingReason, str]] = {
     "finished_before_started": "it says it finished before it started",
     "from_the_future": "it says it finished later than now",
     "url_scheme": "it names a URL that is not http or https",
+    "url_userinfo": "it names a URL with userinfo (user@host), which hides its host",
     "calls_elsewhere": "its calls were made to another agent's interfaces than the one it names",
 }
+
+
+# A proposal entry with one of these results names a document the card does not commit
+# to (or none at all): its signer is no agent key (PROFILE §8). A record written before
+# that rule could name one.
+_UNCOMMITTED: Final = frozenset({"fetch_failed", "not_json", "digest_spelling", "digest_mismatch"})
 
 
 def _proposal_signers(record: Mapping[str, Any]) -> set[str]:
@@ -85,7 +92,7 @@ def _proposal_signers(record: Mapping[str, Any]) -> set[str]:
         proposals = member_at(run, "proposals")
         for item in proposals if isinstance(proposals, list) else ():
             signer = member_at(item, "signer")
-            if isinstance(signer, str):
+            if isinstance(signer, str) and member_at(item, "result") not in _UNCOMMITTED:
                 signers.add(signer)
     return signers
 

@@ -294,7 +294,23 @@ def _import(args: argparse.Namespace) -> int:
     return EXIT_FAILED if refused else EXIT_OK
 
 
+# A reader that closed the pipe early (`ledger list | head -1`) stops the listing as
+# the shell's tools stop: no message, the status of a process SIGPIPE ended (128 + 13).
+EXIT_PIPE_CLOSED = 141
+
+
 def _list(args: argparse.Namespace) -> int:
+    try:
+        return _list_to_stdout(args)
+    except BrokenPipeError:
+        # Whatever is still buffered must not be flushed at exit into the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_PIPE_CLOSED
+
+
+def _list_to_stdout(args: argparse.Namespace) -> int:
     from ..report import show
 
     runners = load_runners(args.runners)
@@ -556,8 +572,10 @@ def register(subparsers: Any) -> None:
     migrate.set_defaults(run=_migrate)
 
     sched = command("schedule", "enqueue re-verification of agents not verified lately",
-                    "Enqueue a verification job for each agent whose latest record "
-                    "finished more than AGE ago; `a2a-interview worker` runs them. Needs "
+                    "Enqueue a verification job for each agent whose latest record this "
+                    "ledger received more than AGE ago (its own time of receipt, never a "
+                    "time a record claims); each job interviews the card URL the ledger "
+                    "keeps the agent under. `a2a-interview worker` runs them. Needs "
                     "a PostgreSQL store. An agent already waiting in the queue is not "
                     "enqueued twice.")  # fmt: skip
     sched.add_argument("--older-than", type=age, required=True, metavar="AGE",

@@ -51,6 +51,7 @@ from .runners import EVIDENCE_WORDS, NO_RUNNERS, Runners, RunnerView, runner_vie
 __all__ = [
     "BOUNDARIES",
     "CHECK_TEXT",
+    "KIND_WORDS",
     "OUTCOMES",
     "ConflictView",
     "Row",
@@ -59,6 +60,7 @@ __all__ = [
     "column_row",
     "conflicts",
     "incomplete",
+    "kind",
     "outcome_view",
     "row",
     "standing",
@@ -182,6 +184,23 @@ def standing(document: Mapping[str, Any], signature: str | None = None) -> Stand
     return standing_reason(document)[0]
 
 
+Kind = Literal["listed", "unlisted", "claim"]
+# The three kinds of result, strongest first (PROFILE §8, "What leads"): counted apart,
+# drawn apart, and a weaker one never shown instead of a stronger one.
+KIND_WORDS: Final[Mapping[Kind, str]] = {
+    "listed": "result by a listed runner",
+    "unlisted": "evidence by an unlisted runner",
+    "claim": "claim",
+}
+
+
+def kind(row: Row) -> Kind:
+    """Which of the three kinds a display row is (PROFILE §8)."""
+    if row.standing != "evidence":
+        return "claim"
+    return "listed" if row.runner.listed else "unlisted"
+
+
 def outcome_view(outcome: object) -> tuple[str, str, Tone]:
     """(label, meaning, tone) of an outcome; an unknown one is neutral."""
     return (
@@ -253,12 +272,14 @@ def row(
     store keeps are read from the bytes here, the standing recomputed from them, and the
     line built as :func:`column_row` builds it from those columns."""
     _, reason = standing_reason(document)
+    signature = verify_record_signature(document).status
     columns = {
         "outcome": document.get("outcome"),
         "party": member_at(document, "ran_by", "party"),
-        "runner_key": member_at(document, "ran_by", "key"),
+        # PROFILE §8: the key names the runner only when its signature verifies here.
+        "runner_key": member_at(document, "ran_by", "key") if signature == "valid" else None,
         "runner_name": member_at(document, "ran_by", "name"),
-        "signature": verify_record_signature(document).status,
+        "signature": signature,
         "standing_reason": reason,
         "card_signature": member_at(document, "agent", "card_signature", "status"),
         "card_reading": member_at(document, "agent", "card_signature", "reading"),
@@ -361,7 +382,10 @@ def _json_text(item: Mapping[str, Any], name: str) -> str | None:
     if name not in item:
         return None
     text = json.dumps(item[name], ensure_ascii=False, indent=2, sort_keys=True)
-    return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
+    if len(text) <= MAX_VALUE:
+        return text
+    # Say how much was cut: a bare "…" hid whether 1 or 1,000,000 characters followed.
+    return text[: MAX_VALUE - 1] + f"… ({len(text) - MAX_VALUE + 1:,} more characters not shown)"
 
 
 def _opt(value: Any) -> str | None:
@@ -459,10 +483,18 @@ def timeline_svg(points: Sequence[Row], href: Callable[[Row], str] | None = None
             f"{i + 1}. {visible(point.finished_at, 40)}: {point.outcome_label}, run by "
             f"{point.party_label} {visible(point.runner.label, 120)}, {point.standing_words}"
         )
-        fill = "filled" if point.standing == "evidence" else "hollow"
+        # PROFILE §8: the three kinds drawn apart: a filled circle (a listed runner's),
+        # a filled diamond (evidence by an unlisted runner), a hollow circle (a claim).
+        shape = (
+            f'<circle class="mark {point.tone} filled" cx="{x}" cy="30" r="7">'
+            if point.standing == "evidence" and point.runner.listed
+            else f'<path class="mark {point.tone} filled unlisted" d="M{x} 22l8 8l-8 8l-8 -8z">'
+            if point.standing == "evidence"
+            else f'<circle class="mark {point.tone} hollow" cx="{x}" cy="30" r="7">'
+        )
+        end = "</circle>" if shape.startswith("<circle") else "</path>"
         parts.append(
-            f'<a href="{escape(link(point))}"><circle class="mark {point.tone} {fill}" '
-            f'cx="{x}" cy="30" r="7"><title>{escape(tip)}</title></circle>'
+            f'<a href="{escape(link(point))}">{shape}<title>{escape(tip)}</title>{end}'
             f'<text class="mark-label" x="{x}" y="16" text-anchor="middle">{i + 1}</text></a>'
         )
     if shown:

@@ -128,11 +128,11 @@ async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> Sche
         async with app.open_async():
             task = app.tasks[TASK]
             for card_url in due:
-                latest = await asyncio.to_thread(ledger.latest, card_url)
-                assert latest is not None
+                # The card URL the store keeps the agent under, never a record's
+                # agent.url (the runner's word: PROFILE §8).
                 try:
                     await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
-                        url=latest.agent_url, card_url=card_url
+                        url=card_url, card_url=card_url
                     )
                 except queue_errors.AlreadyEnqueued:
                     already.append(card_url)

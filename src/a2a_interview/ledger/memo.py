@@ -43,7 +43,7 @@ CELL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
         "runner_name",
     ),
     "standing": ("standing", "runner.listed", "standing_why"),
-    "card_sig": ("card_signature", "card_reading"),
+    "card_sig": ("card_signature", "card_reading", "standing"),
 }
 
 

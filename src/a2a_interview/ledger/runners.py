@@ -14,6 +14,7 @@ marked as self-declared. Evidence by a key the operator does not list is worded 
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -66,18 +67,38 @@ class Runners:
 NO_RUNNERS: Final = Runners({})
 
 
+# Scripts whose letters pass for one another ("Асme" with a Cyrillic А is not "Acme").
+_CONFUSABLE_SCRIPTS: Final = ("LATIN", "CYRILLIC", "GREEK")
+
+
 def _clean_name(value: Any) -> str | None:
+    """A listed runner's name, or ``None`` for one the page could not show as what it
+    is: empty, too long, holding a control, format (bidirectional overrides, zero-width
+    characters, the BOM), separator, private-use or unassigned character, or mixing
+    Latin, Cyrillic and Greek letters (confusables)."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_RUNNER_NAME:
         return None
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value):
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs") for c in value):
+        return None
+    scripts = {
+        unicodedata.name(c, "").split(" ")[0] for c in value if unicodedata.category(c)[0] == "L"
+    }
+    if len(scripts & set(_CONFUSABLE_SCRIPTS)) > 1:
         return None
     return value.strip()
+
+
+def _same_name(name: str) -> str:
+    """What two names must differ in to be told apart: NFKC, case folded, spaces as one."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def read_runners(data: bytes) -> Runners:
     """The runners file's list. Raises :class:`BadRunners` naming what is wrong (never
     echoing a value): not strict I-JSON, not ``{"runners": [...]}``, an item without a
-    valid nkey ``key`` or a ``name`` of 1-200 printable characters, a key listed twice."""
+    valid nkey ``key`` or a ``name`` of 1-200 printable characters (none invisible or
+    direction-changing, no mixed Latin, Cyrillic and Greek letters), a key listed twice,
+    a name given twice (NFKC, case folded)."""
     try:
         value = loads(data)
     except IngressError as exc:
@@ -86,6 +107,7 @@ def read_runners(data: bytes) -> Runners:
     if not isinstance(items, list) or len(items) > MAX_RUNNERS:
         raise BadRunners('the runners file must be {"runners": [{"key": ..., "name": ...}]}')
     names: dict[str, str] = {}
+    seen: set[str] = set()
     for index, item in enumerate(items, 1):
         key = item.get("key") if isinstance(item, dict) else None
         name = _clean_name(item.get("name")) if isinstance(item, dict) else None
@@ -93,10 +115,15 @@ def read_runners(data: bytes) -> Runners:
             raise BadRunners(f"runner {index}: key is not a public nkey (U...)")
         if name is None:
             raise BadRunners(
-                f"runner {index}: name must be 1-{MAX_RUNNER_NAME} printable characters"
+                f"runner {index}: name must be 1-{MAX_RUNNER_NAME} printable characters, "
+                "without invisible or direction-changing ones or mixed Latin, Cyrillic "
+                "and Greek letters"
             )
         if key in names:
             raise BadRunners(f"runner {index}: this key is listed twice")
+        if _same_name(name) in seen:
+            raise BadRunners(f"runner {index}: another runner has this name")
+        seen.add(_same_name(name))
         names[key] = name
     return Runners(names)
 
@@ -138,7 +165,9 @@ class RunnerView:
 def runner_view(key: str | None, declared_name: str, runners: Runners) -> RunnerView:
     """Who ran it (PROFILE §8): the listed name for a key the operator lists; else the
     key's fingerprint with the record's name marked self-declared; for a record with no
-    runner key, only the self-declared name."""
+    verified runner key, only the self-declared name. ``key`` must be a key whose
+    signature verified on the record (PROFILE §8): an unsigned record's ``ran_by.key``
+    is self-declared text and is never passed here."""
     listed_name = runners.name_of(key)
     short = fingerprint(key)
     if listed_name is not None:
@@ -146,5 +175,5 @@ def runner_view(key: str | None, declared_name: str, runners: Runners) -> Runner
     elif short is not None:
         label = f"unlisted key {short} (self-declared name: {declared_name})"
     else:
-        label = f"no runner key (self-declared name: {declared_name})"
+        label = f"no verified runner key (self-declared name: {declared_name})"
     return RunnerView(key, short, listed_name is not None, listed_name, declared_name, label)

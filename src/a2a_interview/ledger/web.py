@@ -29,6 +29,7 @@ what was asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -40,7 +41,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote_to_bytes
 
 from ..record import DOES_NOT_ESTABLISH
-from . import display
+from . import display, leads
 from .memo import ROW_CACHE, Cells, Rows, when
 from .runners import NO_RUNNERS, Runners, fingerprint
 
@@ -103,7 +104,9 @@ class _Ledger(Protocol):
     def totals(self) -> Any: ...
     def summary(self, card_url: str) -> Any: ...
     def history_page(self, card_url: str, offset: int, limit: int) -> Sequence[Any]: ...
-    def latest_evidence(self, card_url: str, limit: int = 20) -> Sequence[Any]: ...
+    def latest_evidence(
+        self, card_url: str, limit: int = 20, keys: Any = None
+    ) -> Sequence[Any]: ...
     def newer_than(self, record: Any) -> int: ...
     def get(self, record_id: Any) -> Any: ...
 
@@ -146,6 +149,8 @@ def _environment() -> jinja2.Environment:
         auto_reload=False,
     )
     env.filters["visible"] = display.visible
+    env.filters["kind"] = display.kind
+    env.globals["kind_words"] = display.KIND_WORDS
     return env
 
 
@@ -275,7 +280,9 @@ MATCH_CAP: Final = 1000  # a search counts its matches up to this many ("more th
 class _AgentView:
     """One agent as its page shows it, read from the store a page at a time (O(page),
     however long the history): its summary, the page's records (newest first), the
-    timeline's last marks, and the newest evidence when the latest is a claim. Every
+    timeline's last marks, the newest evidence, and what leads (PROFILE §8: the latest
+    result by a listed runner, else the latest evidence by an unlisted one, else the
+    latest claim; a newer result of a weaker kind beside it, never instead). Every
     row's standing is recomputed from its record's bytes (PROFILE §8)."""
 
     def __init__(self, ledger: _Ledger, card_url: str, page: int, per_page: int,
@@ -293,17 +300,23 @@ class _AgentView:
         self.timeline = [self._row(rows, r, i) for i, r in enumerate(recent)][::-1]
         self.latest = rows(summary.latest, full=True)  # shown in full: from its bytes
         self._place[self.latest.id] = 0
-        self.evidence: display.Row | None = None
-        if self.latest.standing != "evidence":
-            for record in ledger.latest_evidence(card_url):
-                made = rows(record, full=True)  # the column said evidence; bytes decide
-                if made.standing == "evidence":
-                    self._place[made.id] = ledger.newer_than(record)
-                    self.evidence = made
-                    break
-        latest = summary.latest.document
-        self.document: dict[str, Any] = latest if isinstance(latest, dict) else {}
+        newest = self._evidence(ledger, card_url, rows, None)
+        self.evidence: display.Row | None = newest[0] if newest else None
+        listed = sorted(rows.runners.names)
+        leader = self._evidence(ledger, card_url, rows, listed) if listed else None
+        self.headline: display.Row
+        self.headline, documented = leader or newest or (self.latest, summary.latest)
+        # A newer result of a weaker kind: beside the headline, never instead of it.
+        self.newer = self.latest if self.headline.id != self.latest.id else None
+        shown_document = documented.document
+        self.document: dict[str, Any] = shown_document if isinstance(shown_document, dict) else {}
         self.conflicts, self.churned, self.more = display.conflicts(self.document)
+
+    def _evidence(self, ledger: _Ledger, card_url: str, rows: Rows, keys: list[str] | None) -> Any:
+        found = leads.newest_evidence(ledger, rows, card_url, keys)
+        if found is not None and found[0].id not in self._place:
+            self._place[found[0].id] = ledger.newer_than(found[1])
+        return found
 
     def _row(self, rows: Rows, record: Any, place: int) -> display.Row:
         made = rows(record)
@@ -355,11 +368,14 @@ class _Pages:
         has_previous = beyond if backwards else at.after is not None
         has_next = True if backwards else beyond
         rows = []
-        for summary in shown:
-            row = self.rows(summary.latest)
+        # What leads each line (PROFILE §8), and the newer result beside it.
+        for summary, (row, newer) in zip(
+            shown, leads.index_heads(self.ledger, self.rows, shown), strict=True
+        ):
             rows.append(
                 {
                     "row": row,
+                    "newer": newer,
                     "cells": None if api else self.cells(row),
                     "count": int(getattr(summary, "count", 0) or 0),
                     "ref": _ref(summary.card_url),
@@ -386,14 +402,23 @@ class _Pages:
                     self._refreshing = True
                     threading.Thread(target=self._refresh_totals, daemon=True).start()
                 return kept[1]
-        found = self.ledger.totals()
+        found = self._read_totals()
         with self._lock:
             self._totals_at = (time.monotonic(), found)
         return found
 
+    def _read_totals(self) -> Any:
+        """The store's totals, with how much of the evidence a listed runner signed
+        (PROFILE §8: the three kinds counted apart)."""
+        found = self.ledger.totals()
+        by = getattr(self.ledger, "evidence_by", None)
+        if self.runners.names and callable(by) and hasattr(found, "listed"):
+            found = dataclasses.replace(found, listed=by(self.runners.names))
+        return found
+
     def _refresh_totals(self) -> None:
         try:
-            found = self.ledger.totals()
+            found = self._read_totals()
         except Exception:  # the store away, or anything else: the last totals stay shown
             found = None
         with self._lock:
@@ -425,12 +450,13 @@ class _Pages:
             request,
             "agent.html",
             single=False,
-            heading="Latest result",
+            heading="What leads",
             agent_ref="",
-            latest=view.latest,
-            # Beside a latest claim, the newest evidence the ledger holds (interview §8).
-            older_evidence=view.evidence,
-            evidence_href=view.href(view.evidence) if view.evidence else None,
+            # What leads (PROFILE §8), and beside it a newer result of a weaker kind.
+            latest=view.headline,
+            headline_href=view.href(view.headline),
+            newer=view.newer,
+            newer_href=view.href(view.newer) if view.newer else None,
             boundaries=display.BOUNDARIES,
             # timeline_svg escapes every string it writes: safe to insert as markup.
             timeline=Markup(display.timeline_svg(view.timeline, view.href)),  # noqa: S704
@@ -456,8 +482,8 @@ class _Pages:
         conflict_list, churned, more = display.conflicts(document)
         return self._render(
             request, "agent.html", single=True, heading=f"Result {shown.id}",
-            agent_ref=_ref(record.card_url), latest=shown, older_evidence=None,
-            evidence_href=None, boundaries=display.BOUNDARIES, timeline="",
+            agent_ref=_ref(record.card_url), latest=shown, newer=None, newer_href=None,
+            headline_href=None, boundaries=display.BOUNDARIES, timeline="",
             timeline_items=[], timeline_href=None,
             conflict_list=conflict_list, churned=churned, more=more,
             checks=display.check_rows(document), incomplete=display.incomplete(document),
@@ -506,7 +532,9 @@ class _Pages:
                 "name": a["row"].agent_name,  # as the card names itself; never identity
                 "href": f"/api/agents/{a['ref']}",
                 "results": a["count"],
-                "latest": a["row"].to_json(),
+                "latest": (a["newer"] or a["row"]).to_json(),
+                "headline": a["row"].to_json(),  # what leads (PROFILE §8)
+                "headline_kind": display.kind(a["row"]),
             }
             for a in found["rows"]
         ]
@@ -520,7 +548,9 @@ class _Pages:
             "previous": link(found["previous"]), "next": link(found["next"]),
             "matching": found["matching"], "matching_more": found["more"],
             "totals": {"agents": totals.agents, "results": totals.results,
-                       "evidence": totals.evidence, "claims": totals.claims},
+                       "evidence": totals.evidence, "claims": totals.claims,
+                       "listed_evidence": getattr(totals, "listed", 0),
+                       "unlisted_evidence": getattr(totals, "unlisted", totals.evidence)},
         })  # fmt: skip
 
     def api_agent(self, request: Request) -> Response:
@@ -532,6 +562,10 @@ class _Pages:
                 "name": view.latest.agent_name,  # as the card names itself; never identity
                 "latest": view.latest.to_json(),
                 "latest_evidence": view.evidence.to_json() if view.evidence else None,
+                "headline": view.headline.to_json(),
+                "headline_kind": display.kind(view.headline),
+                "newer": view.newer.to_json() if view.newer else None,
+                "newer_kind": display.kind(view.newer) if view.newer else None,
                 "conflicts": [c.to_json() for c in view.conflicts],
                 "conflicts_vanished_on_rerun": view.churned,
                 "does_not_establish": list(DOES_NOT_ESTABLISH),

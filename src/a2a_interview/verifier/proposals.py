@@ -12,7 +12,7 @@ from ..checks import Advisory, Check, Conflict, Declared
 from ..errors import DeclarationError
 from ..ijson import JSONObject
 from ..models import Source
-from ..record import ProposalRecord, proposal_keys, proposal_signer
+from ..record import ProposalRecord, committed_signers, proposal_keys
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import Interviewer
 from .run import RunState, VerifyOptions, off_loop
@@ -46,12 +46,14 @@ async def verify_terms(
         if not primary:
             continue
         state.agent_nkeys += proposal_keys(body, options.client.max_bytes)
-        signer = verdict.signer or proposal_signer(body, options.client.max_bytes)
-        if signer is not None:
-            state.signed_keys.append(signer)
+        # PROFILE §8: only the signers of a document the card commits to (its digest is
+        # the entry's) are the agent's keys; the record's entry names its signer.
+        signers = committed_signers(entry.digest, body, options.client.max_bytes)
+        state.signed_keys += signers
         state.proposals.append(
-            ProposalRecord(entry.url, entry.digest, verdict.result, verdict.signer)
-        )
+            ProposalRecord(entry.url, entry.digest, verdict.result,
+                           verdict.signer or (signers[0] if signers else None))
+        )  # fmt: skip
         if not verdict.ok:
             # terms §3: a failing entry states no terms; a signal worth surfacing.
             state.advisories.append(

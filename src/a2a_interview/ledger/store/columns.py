@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from ...cardurl import URLRefused, normalize_url
 from ...checks import Outcome
 from ...errors import IngressError
 from ...ijson import loads
@@ -80,20 +81,32 @@ def short(value: Any) -> str | None:
 
 
 def agent_key(agent_url: str, card_url: str | None) -> str:
-    """The URL an agent is filed under: its card URL as the record names it; for a
-    record without one (the card was never read), the card URL the verifier would
-    have fetched for ``agent_url`` (``verifier.client.card_url_for``), so that an
-    agent's unreachable runs sit in the same history as its others."""
-    if card_url is not None:
+    """The URL an agent is filed under (PROFILE §8): its card URL as the record names
+    it, normalized (:func:`a2a_interview.cardurl.normalize_url`); for a record without
+    one (the card was never read), the card URL the verifier would have fetched for
+    ``agent_url`` (``verifier.client.card_url_for``), so that an agent's unreachable
+    runs sit in the same history as its others. The record passed the sanity checks,
+    which refuse a URL the normalization would not take."""
+    if card_url is None:
+        try:
+            from ...verifier.client import InsecureURL, card_url_for
+        except ImportError:  # pragma: no cover - the ledger extra installs the client
+            card_url = agent_url
+        else:
+            try:
+                card_url = card_url_for(agent_url)
+            except InsecureURL:
+                card_url = agent_url
+    return store_key(card_url)
+
+
+def store_key(card_url: str) -> str:
+    """``card_url`` as the store keys an agent: normalized (PROFILE §8), or as given
+    when it names no agent (a lookup of such a URL then finds nothing)."""
+    try:
+        return normalize_url(card_url)
+    except URLRefused:
         return card_url
-    try:
-        from ...verifier.client import InsecureURL, card_url_for
-    except ImportError:  # pragma: no cover - the ledger extra installs the client
-        return agent_url
-    try:
-        return card_url_for(agent_url)
-    except InsecureURL:
-        return agent_url
 
 
 def columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
@@ -140,14 +153,20 @@ def columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
         record_digest = record_identity(document)
     except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
         raise NotARecord("the record has no canonical form") from None
+    filed = agent_key(agent_url, card_url)
+    if not holdable(filed):  # a stray % is written %25: a little longer than given
+        raise NotARecord(f"agent.card_url is longer than {MAX_CARD_URL} bytes in UTF-8")
     return {
         "digest": record_digest,
-        "card_url": agent_key(agent_url, card_url),
+        "card_url": filed,
         "agent_url": agent_url,
         "outcome": outcome,
         "party": ran_by["party"],
         "runner_name": name,
-        "runner_key": key,
+        # A key names a runner only when a signature by it verifies on this record
+        # (PROFILE §8): an unsigned record's ran_by.key is self-declared text, never
+        # matched against the operator's list nor counted in a runner's results.
+        "runner_key": key if signature.status == "valid" else None,
         "signature": signature.status,
         "standing": standing,
         "standing_reason": reason,

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the ledger needs SQLAlchemy: pip install 'a2a-interview[ledger]'") from exc
 
 from ..errors import RecordRefused, StoreUnavailable
-from .columns import columns, holdable
+from .columns import columns, holdable, store_key
 from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
 from .opening import (
     MIGRATING,
@@ -451,6 +451,7 @@ class Ledger:
 
     def summary(self, card_url: str) -> AgentSummary | None:
         """One agent's summary, or ``None`` for an agent the ledger does not know."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return None
         found = self._summaries(
@@ -463,19 +464,28 @@ class Ledger:
         """A page of the agent's records as list lines (:class:`ListedRecord`: the
         columns kept at write time, no bytes), newest first (by ``finished_at``, then
         as stored), read from the store's index: O(page)."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
         with self._read() as connection:
             return read_history(connection, card_url, offset, limit)
 
-    def latest_evidence(self, card_url: str, limit: int = 20) -> list[StoredRecord]:
+    def latest_evidence(
+        self, card_url: str, limit: int = 20, keys: Iterable[str] | None = None
+    ) -> list[StoredRecord]:
         """The agent's newest records whose ``standing`` column says evidence (at most
-        ``limit``), newest first: candidates a display rechecks from their bytes."""
+        ``limit``), newest first: candidates a display rechecks from their bytes. With
+        ``keys``, only those signed by one of them (the operator's listed runners: what
+        leads, PROFILE §8)."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
+        where = [records.c.card_url == card_url, records.c.standing == "evidence"]
+        if keys is not None:
+            where.append(records.c.runner_key.in_(sorted(set(keys))))
         query = (
             sa.select(records)
-            .where(records.c.card_url == card_url, records.c.standing == "evidence")
+            .where(*where)
             .order_by(records.c.finished_at.desc(), records.c.id.desc())
             .limit(limit)
         )
@@ -507,6 +517,7 @@ class Ledger:
         added, with NUL, which PostgreSQL's text cannot take, or with a lone surrogate,
         which UTF-8 cannot, as a command line's undecodable bytes) is
         not looked up: it is unknown, not an error."""
+        card_url = store_key(card_url)  # PROFILE §8: agents by normalized card URL
         if not holdable(card_url):
             return []
         query = (
@@ -546,7 +557,8 @@ class Ledger:
 
     def runners(self) -> list[RunnerSeen]:
         """Every runner key the store holds a result by (PROFILE §8: a runner is its
-        key), ordered by key."""
+        key), ordered by key: only keys whose signature verified on the record (an
+        unsigned record's ``ran_by.key`` is self-declared text, kept as no key)."""
         query = (
             sa.select(
                 records.c.runner_key,
@@ -554,7 +566,7 @@ class Ledger:
                 sa.func.max(records.c.stored_at).label("last"),
                 sa.func.count().label("n"),
             )
-            .where(records.c.runner_key.is_not(None))
+            .where(records.c.runner_key.is_not(None), records.c.signature == "valid")
             .group_by(records.c.runner_key)
             .order_by(records.c.runner_key)
         )
@@ -568,6 +580,40 @@ class Ledger:
             return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
         return [RunnerSeen(r.runner_key, aware(r.first), aware(r.last), int(r.n)) for r in rows]
+
+    def leading(
+        self, card_urls: Iterable[str], keys: Iterable[str] | None = None
+    ) -> dict[str, StoredRecord]:
+        """For each agent of ``card_urls`` (as stored), its newest record whose
+        ``standing`` column says evidence, signed by one of ``keys`` when given: the
+        candidate that leads an index line (PROFILE §8), read for a page of agents at
+        once. Agents without one are left out."""
+        urls = sorted(set(card_urls))
+        if not urls:
+            return {}
+        where = [records.c.card_url.in_(urls), records.c.standing == "evidence"]
+        if keys is not None:
+            where.append(records.c.runner_key.in_(sorted(set(keys))))
+        place = sa.func.row_number().over(
+            partition_by=records.c.card_url,
+            order_by=(records.c.finished_at.desc(), records.c.id.desc()),
+        )
+        ranked = sa.select(records, place.label("place")).where(*where).subquery()
+        query = sa.select(ranked).where(ranked.c.place == 1)
+        with self._read() as connection:
+            return {row.card_url: self._stored(row) for row in connection.execute(query)}
+
+    def evidence_by(self, keys: Iterable[str]) -> int:
+        """How many results are evidence signed by one of ``keys`` (the operator's
+        listed runners), so totals count the kinds apart (PROFILE §8)."""
+        chosen = sorted(set(keys))
+        if not chosen:
+            return 0
+        query = sa.select(sa.func.count()).where(
+            records.c.standing == "evidence", records.c.runner_key.in_(chosen)
+        )
+        with self._read() as connection:
+            return int(connection.execute(query).scalar_one())
 
     def count(self) -> int:
         """How many records the store holds."""

@@ -131,7 +131,15 @@ class Totals:
     agents: int
     results: int
     evidence: int
+    # Of the evidence, how much a runner the operator lists signed (PROFILE §8: the
+    # three kinds counted apart); filled in by the page, which knows the list.
+    listed: int = 0
 
     @property
     def claims(self) -> int:
         return self.results - self.evidence
+
+    @property
+    def unlisted(self) -> int:
+        """Evidence by runners the operator does not list."""
+        return self.evidence - self.listed
