@@ -16,10 +16,12 @@ import pytest
 from a2a_interview import nkeys, reference
 from a2a_interview.cli import main
 from a2a_interview.record import sign_record
+from a2a_interview.terms import sign_proposal
 from agents import honest
 from servers import serve
 
 STRANGER = nkeys.generate_seed()  # a platform's key: none of the agent's
+SIGNED_AT = "2026-01-01T00:00:00Z"
 
 
 def card_key_seed() -> str:
@@ -284,6 +286,28 @@ def test_a_wholesale_lie_is_caught_with_the_proposal_in_hand(
     code, out, _ = run(capsys, "record", "verify", str(path), "--proposal", str(doc), "--json")
     verdict = json.loads(out)
     assert code == 1 and (verdict["standing"], verdict["reason"]) == ("claim", "agent_key")
+
+
+def test_a_document_the_card_does_not_commit_to_names_no_agent_key(
+    origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # PROFILE §8: a key that signed a document the card does not commit to is not the
+    # agent's key. The platform's runner key signed some other document (anyone can get
+    # a platform to sign something); handed to `record verify --proposal`, it must not
+    # turn the platform's evidence into a claim. The committed proposal, re-signed by
+    # the same key, does (control: the digest is what decides).
+    path = tmp_path / "r.json"
+    recorded(origin, path, "--as", "platform", "--runner-key", STRANGER)
+    other = tmp_path / "other.json"
+    document = json.loads(reference.read_bytes(reference.PROPOSAL_FILES[0]))
+    document["id"] = "sow_unrelated"  # a standing proposal, but not the committed one
+    other.write_text(json.dumps(sign_proposal(document, STRANGER, SIGNED_AT)))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "record", "verify", str(path), "--proposal", str(other))
+    assert code == 0 and "standing: evidence" in out
+    assert "its signer does not count" in out
+    code, out, _ = run(capsys, "record", "verify", str(path), "--proposal", str(other), "--json")
+    assert json.loads(out)["standing"] == "evidence"
 
 
 def test_an_honest_record_stays_evidence_with_the_documents_in_hand(

@@ -42,7 +42,7 @@ def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[s
     """Agent key ids from the documents the user holds (``--card``, ``--jwks``,
     ``--proposal``), and a line for each saying what was checked."""
     from ..cardsig import jwks_from_json
-    from ..errors import KeyFormatError
+    from ..errors import CanonicalizationError, KeyFormatError
     from ..ijson import loads
     from ..jcs import digest
     from ..record import card_key_ids, proposal_signer
@@ -75,14 +75,42 @@ def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[s
         notes.append(f"card: {len(found)} keys verify its signatures")
     elif jwks:
         notes.append("JWK Set without --card: keys merely listed, they do not count")
+    committed = _committed_digests(document)
     for path in args.proposal:
-        # PROFILE §8: only a signer whose signature verifies is the agent's key.
-        signer = proposal_signer(read_input(path, "proposal"))
-        ids += [signer] if signer is not None else []
-        notes.append(
-            f"proposal {path!r}: " + ("signed by " + signer if signer else "no verifying signer")
-        )
+        # PROFILE §8: a signer whose signature verifies on a document the recorded card
+        # commits to (its digest is a recorded terms entry's) is the agent's key; the
+        # signer of any other document is not, whoever it is.
+        body = read_input(path, "proposal")
+        signer = proposal_signer(body)
+        try:
+            held = digest(loads(body))
+        except (IngressError, CanonicalizationError):
+            held = None
+        if signer is not None and held in committed:
+            ids.append(signer)
+            notes.append(f"proposal {path!r}: signed by {signer}")
+        elif signer is not None:
+            notes.append(
+                f"proposal {path!r}: signed by {signer}, but the recorded card commits to"
+                " no document of its digest: its signer does not count"
+            )
+        else:
+            notes.append(f"proposal {path!r}: no verifying signer")
     return ids, notes
+
+
+def _committed_digests(document: dict[str, Any]) -> frozenset[str]:
+    """The digests of the proposals the record's runs fetched for the card's terms
+    entries: the documents the recorded card commits to (PROFILE §8)."""
+    runs = document.get("runs")
+    found = set()
+    for run_ in runs if isinstance(runs, list) else ():
+        proposals = run_.get("proposals") if isinstance(run_, dict) else None
+        for proposal in proposals if isinstance(proposals, list) else ():
+            value = proposal.get("digest") if isinstance(proposal, dict) else None
+            if isinstance(value, str):
+                found.add(value)
+    return frozenset(found)
 
 
 def _field(value: Any, *path: str) -> Any:
@@ -200,6 +228,6 @@ def register(sub: Any) -> None:
         metavar="DOC",
         action="append",
         default=[],
-        help="a proposal of the agent's: its signer keys are agent keys (repeat)",
+        help="a proposal the recorded card commits to (its digest is a recorded terms entry's): its signer is an agent key (repeat)",
     )
     p.set_defaults(run=_verify)
