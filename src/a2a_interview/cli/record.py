@@ -228,6 +228,9 @@ def register(sub: Any) -> None:
         metavar="DOC",
         action="append",
         default=[],
-        help="a proposal the recorded card commits to (its digest is a recorded terms entry's): its signer is an agent key (repeat)",
+        help=(
+            "a proposal the recorded card commits to (its digest is a recorded terms"
+            " entry's): its signer is an agent key (repeat)"
+        ),
     )
     p.set_defaults(run=_verify)
