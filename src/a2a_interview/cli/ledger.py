@@ -80,6 +80,9 @@ mid-job (its job is queued again once its heartbeat has been silent --stalled-af
 seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
 second one stops it at once and puts them back in the queue.
 
+A store that cannot be reached at start (PostgreSQL starting or restarting) is waited
+for (--wait-for-store, one line), then the worker starts.
+
 exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL) ·
 130 stopped at once (a second Ctrl-C or SIGTERM)"""
 
@@ -473,7 +476,7 @@ def _worker(args: argparse.Namespace) -> int:
         once=args.once,
         on_record=told,
     )
-    with open_store(args.store) as ledger:
+    with _store_when_up(args.store, args.wait_for_store, say) as ledger:
         from ..ledger.jobs import hold_stop_signals, require_postgresql
 
         require_postgresql(ledger)  # SQLite: refused here, before anything starts
@@ -494,6 +497,28 @@ def _worker(args: argparse.Namespace) -> int:
         say(f"stopped by Ctrl-C or SIGTERM after finishing its jobs "
             f"({stored_count} record(s) stored)")  # fmt: skip
     return EXIT_OK
+
+
+def _store_when_up(url: str | None, wait: float, say: Any) -> Ledger:
+    """The store, opened as :func:`open_store` does, waiting up to ``wait`` seconds
+    while it cannot be reached (a worker started with PostgreSQL, or while it restarts):
+    one line when the wait begins (D-STORE-22). A store that answers but refuses (a bad
+    URL, a wrong password, a newer schema) and the end of the wait raise as before."""
+    import time
+
+    from ..ledger import StoreUnavailable
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return open_store(url)
+        except StoreUnavailable as exc:
+            if not exc.transient or time.monotonic() >= deadline:
+                raise
+            if wait:
+                say(f"the store cannot be reached; waiting up to {wait:g} s for it")
+                wait = 0.0  # said once
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
 def register(subparsers: Any) -> None:
@@ -592,6 +617,9 @@ def register(subparsers: Any) -> None:
                      "(default 60)")  # fmt: skip
     run.add_argument("--recover-every", type=_seconds, default=30.0, metavar="S",
                      help="seconds between looks for dead workers' jobs (default 30)")  # fmt: skip
+    run.add_argument("--wait-for-store", type=_seconds, default=60.0, metavar="S",
+                     help="a store that cannot be reached at start (PostgreSQL restarting) "
+                     "is waited for this long before giving up (default 60)")  # fmt: skip
     add_runner(worker)
     add_procedure(worker)
     worker.set_defaults(run=_worker)
