@@ -16,7 +16,9 @@
    processes, the command's default without it) and sends ``--requests`` requests per
    case from 8 parallel clients over loopback HTTP, each to a random page (keyset
    paging: the page after a random agent's card URL, as a "next" link gives it) or a
-   random search: the index, a search, ``/api/agents``; then the agent page of the agent
+   random search: the index, a search, ``/api/agents``, a search of 3 random characters
+   (the shortest the index answers), one of 1-2 characters (refused: 400, D-STORE-23);
+   then the agent page of the agent
    with ``--history`` results, from one client. Each case is measured after 32
    unmeasured requests (a worker's first read of the totals is on a request's time,
    and older versions compiled their templates then). Prints p50 and p99 per case,
@@ -154,7 +156,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p99 * 1000
 
 
-def load(origin: str, paths: list[str], clients: int) -> list[float]:
+def load(origin: str, paths: list[str], clients: int, status: int = 200) -> list[float]:
     times: list[float] = []
     lock = threading.Lock()
     work = list(paths)
@@ -169,7 +171,7 @@ def load(origin: str, paths: list[str], clients: int) -> list[float]:
                 began = time.perf_counter()
                 answer = c.get(path)
                 spent = time.perf_counter() - began
-                assert answer.status_code == 200, (path, answer.status_code)
+                assert answer.status_code == status, (path, answer.status_code)
                 with lock:
                     times.append(spent)
 
@@ -210,6 +212,9 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
                 time.sleep(0.2)
         rng = random.Random(7)
 
+        def short(size: int, letters: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> str:
+            return quote("".join(rng.choice(letters) for _ in range(size)), safe="")
+
         def after() -> str:
             card = f"https://agent-{rng.randint(0, agents - 1):06d}.example{CARD_PATH}"
             return "after=" + quote(card, safe="")
@@ -220,14 +225,21 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
                 f"/?q=agent-{rng.randint(0, agents - 1):06d}" for _ in range(requests)
             ],
             "/api/agents, random page": [f"/api/agents?{after()}" for _ in range(requests)],
+            # The shortest search answered (trigrams: many match, or none): the index.
+            "search, 3 random characters": [f"/?q={short(3)}" for _ in range(requests)],
+            # 1-2 characters: no trigram; refused (400) rather than read every agent.
+            "search, 1-2 characters (400)": [
+                f"/?q={short(rng.randint(1, 2), 'abcxyz019-.%')}" for _ in range(requests)
+            ],
         }
         print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print(f"{'case (8 parallel clients)':34} {'p50 ms':>8} {'p99 ms':>8} {'n':>5}")
         for name, paths in cases.items():
             # Unmeasured first: each worker process reads the totals on its first request
             # (later, beside its requests), and older versions compiled their templates.
-            load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8)
-            p50, p99 = percentiles(load(origin, paths, 8))
+            status = 400 if "(400)" in name else 200
+            load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8, status)
+            p50, p99 = percentiles(load(origin, paths, 8, status))
             print(f"{name:34} {p50:8.1f} {p99:8.1f} {len(paths):5d}")
         busy = f"/agents/{quote(BUSY, safe='')}"
         for name, path in (("agent page, 10,000 results", busy),

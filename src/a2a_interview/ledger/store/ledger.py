@@ -25,7 +25,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import RecordRefused, StoreUnavailable
 from .columns import columns, holdable
-from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
+from .lines import (
+    SEARCH_RULE,
+    Filter,
+    count_candidates,
+    found_query,
+    phrase,
+    read_history,
+    read_lines,
+    searchable,
+)
 from .opening import (
     MIGRATING,
     migrate_schema,
@@ -339,6 +348,8 @@ class Ledger:
         ``pg_trgm`` index of migration 0007 serves). On SQLite with FTS5, the trigram
         index finds the candidates first and ``LIKE`` still decides, so the answer is
         the same with or without it (``prefilter``)."""
+        if not searchable(search):  # no index serves it: it would read every agent
+            raise ValueError(SEARCH_RULE)
         # As typed: LIKE and ILIKE fold case themselves (lowering it here first made
         # "Ça" miss "Ça" on SQLite, whose LIKE folds ASCII only).
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -367,7 +378,9 @@ class Ledger:
     def matching(self, search: str, cap: int) -> int:
         """How many agents ``search`` finds (see :meth:`agents_from`), counted up to
         ``cap + 1`` at most: a count of every match would cost O(matches). Over ``cap``,
-        the caller pages with ``dense``."""
+        the caller pages with ``dense``. Raises ``ValueError`` for a search the index
+        cannot answer (``searchable``, D-STORE-23): so do :meth:`search_page` and
+        :meth:`agents_from`."""
         with self._read() as connection:
             return len(self._found(connection, search, cap))
 
@@ -375,6 +388,8 @@ class Ledger:
         """The card URLs of up to ``cap + 1`` agents ``search`` finds, in no order: one
         scan of the search index (D-STORE-17), whose answer both counts the matches and,
         under the cap, names the agents a page is read from."""
+        if not searchable(search):
+            raise ValueError(SEARCH_RULE)
         prefilter = True
         if self._trigrams(search):
             # The trigram index's candidates first, as it yields them: over the cap,
