@@ -23,9 +23,11 @@
    unmeasured requests (a worker's first read of the totals is on a request's time,
    and older versions compiled their templates then). Prints p50 and p99 per case,
    and the load average before and after.
-3. Import through the store's own write path (``put_many``, 200 a transaction, as
-   ``ledger import``): ``--import`` fresh signed records into this full store and,
-   side by side, into an empty one of the same kind; prints both rates.
+3. Import: ``--import`` fresh signed records (sane, small) into this full store and,
+   side by side, into an empty one of the same kind, through the store's own write
+   path (``put_many``, 500 a transaction, as ``ledger import``) and through the
+   ``ledger import`` command on a JSON Lines file (its start-up included); prints the
+   rates. ``--import-only --skip-fill`` measures only these.
 
 Not a test: nothing asserts a time. Run it under ``nice`` on a shared machine.
 """
@@ -252,28 +254,51 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
         server.wait(timeout=30)
 
 
-def import_rate(url: str, empty_url: str, count: int) -> None:
+def import_bodies(count: int, tag: str) -> list[bytes]:
+    """``count`` distinct signed records that the store keeps (sane: each its own run of
+    a real record, renamed runner), mostly small ones as the fill's."""
     seed = nkeys.generate_seed()
-    base = json.loads(build().bodies[2])
-    base.pop("signatures")
-    base["ran_by"].pop("key", None)
+    made = [json.loads(b) for b in build().bodies if len(b) < 4000]
+    out = []
+    for i in range(count):
+        doc = json.loads(json.dumps(made[i % len(made)]))
+        doc.pop("signatures", None)
+        doc["ran_by"].pop("key", None)
+        doc["ran_by"]["party"] = "platform"
+        doc["ran_by"]["name"] = f"Bench import {tag} {i}"
+        out.append(json.dumps(sign_record(doc, seed)).encode())
+    return out
 
-    def bodies(tag: str) -> list[bytes]:
-        out = []
-        for i in range(count):
-            card = f"https://import-{tag}-{i:06d}.example/.well-known/agent-card.json"
-            doc = {**base, "agent": {**base["agent"], "card_url": card}}
-            out.append(json.dumps(sign_record(doc, seed)).encode())
-        return out
 
+def import_rate(url: str, empty_url: str, count: int) -> None:
+    """Into this store and an empty one of its kind: ``put_many`` in process (500 a
+    transaction, as ``ledger import``), then the command itself on a JSON Lines file
+    (its start-up included)."""
+    cli = str(Path(sys.executable).parent / "a2a-interview")
     for label, target, tag in (("full store", url, "f"), ("empty store", empty_url, "e")):
-        given = bodies(tag)
+        given = import_bodies(count, tag)
         with Ledger.open(target) as ledger:
             began = time.perf_counter()
-            for at in range(0, len(given), 200):
-                ledger.put_many(given[at : at + 200])
+            for at in range(0, len(given), 500):
+                ledger.put_many(given[at : at + 500])
             spent = time.perf_counter() - began
-        print(f"import (put_many, 200 a transaction) into the {label:12} "
+        print(f"import (put_many, 500 a transaction) into the {label:12} "
+              f"{count / spent:8.0f} records/s")  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "records.jsonl"
+            path.write_bytes(b"\n".join(import_bodies(count, tag + "c")) + b"\n")
+            began = time.perf_counter()
+            done = subprocess.run([cli, "ledger", "import", str(path), "--store", target],
+                                  capture_output=True, text=True, check=False)  # fmt: skip
+            spent = time.perf_counter() - began
+        if (
+            done.stdout.strip()
+            != f"kept {count} record(s) ({count} new, 0 already present); refused 0"
+        ):
+            raise SystemExit(
+                "ledger import did not keep every record: " + done.stdout + done.stderr[-500:]
+            )
+        print(f"import (the ledger import command) into the {label:12} "
               f"{count / spent:8.0f} records/s")  # fmt: skip
 
 
@@ -285,7 +310,8 @@ def main() -> None:
     parser.add_argument("--per-agent", type=int, default=3)
     parser.add_argument("--history", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--import", dest="imports", type=int, default=2000)
+    parser.add_argument("--import", dest="imports", type=int, default=20_000)
+    parser.add_argument("--import-only", action="store_true", help="only the import rates")
     parser.add_argument("--skip-fill", action="store_true")
     parser.add_argument(
         "--distinct-runners",
@@ -297,7 +323,8 @@ def main() -> None:
     args = parser.parse_args()
     if not args.skip_fill:
         fill(args.store, args.agents, args.per_agent, args.history, args.distinct_runners)
-    serve_and_measure(args.store, args.agents, args.requests, args.workers)
+    if not args.import_only:
+        serve_and_measure(args.store, args.agents, args.requests, args.workers)
     with tempfile.TemporaryDirectory() as folder:
         empty = args.empty_store or str(Path(folder) / "empty.db")
         import_rate(args.store, empty, args.imports)

@@ -48,6 +48,16 @@ from .tables import DEFAULT_STORE, Dialect, agents_table, meta, records
 from .values import AgentLine, AgentSummary, ListedRecord, RunnerSeen, StoredRecord, Totals
 
 _PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
+
+
+@functools.cache
+def _insert_query(dialect: Dialect) -> Any:
+    """A record's insert, built once, its values bound on each execution (``ledger
+    import``: building one with the values inlined cost more than its execution)."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    return insert(records).on_conflict_do_nothing().returning(records.c.id)
+
+
 # Connections kept open between uses. SQLAlchemy's default keeps 5 and closes any
 # beyond: 8 clients of one page process then opened (and PostgreSQL forked a backend
 # for) a connection per request, a new SQLite connection with a cold page cache. 8 kept
@@ -207,6 +217,8 @@ class Ledger:
                 results.append(exc)
                 continue
             results.append(_PENDING)
+        if not rows:  # every one refused: no transaction
+            return results
         with self._begin() as connection:
             lock_agents(connection, self.dialect, [row["card_url"] for _, row in rows])
             changed: set[str] = set()
@@ -233,12 +245,9 @@ class Ledger:
                 changed.add(row["card_url"])
 
         row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
-        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
         # Either unique column may clash: the same record (digest), or this job's record
         # written by an earlier run (job_key). Nothing is written then; the row is read.
-        new_id = connection.execute(
-            insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
-        ).scalar_one_or_none()
+        new_id = connection.execute(_insert_query(self.dialect), row).scalar_one_or_none()
         if new_id is not None:
             touched()
             return self._stored(SimpleNamespace(id=new_id, **row)), True
