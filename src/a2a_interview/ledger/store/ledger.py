@@ -51,6 +51,29 @@ _PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
 
 
 @functools.cache
+def _held_query() -> Any:
+    """The digests of ``:digests`` the store holds."""
+    return sa.select(records.c.digest).where(
+        records.c.digest.in_(sa.bindparam("digests", expanding=True))
+    )
+
+
+@functools.cache
+def _ids_query() -> Any:
+    """The ids and digests of the records of ``:digests``."""
+    return sa.select(records.c.id, records.c.digest).where(
+        records.c.digest.in_(sa.bindparam("digests", expanding=True))
+    )
+
+
+@functools.cache
+def _bulk_insert_query(dialect: Dialect) -> Any:
+    """Records' insert for many rows at once (executemany); a clash writes nothing."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    return insert(records).on_conflict_do_nothing()
+
+
+@functools.cache
 def _insert_query(dialect: Dialect) -> Any:
     """A record's insert, built once, its values bound on each execution (``ledger
     import``: building one with the values inlined cost more than its execution)."""
@@ -222,10 +245,38 @@ class Ledger:
         with self._begin() as connection:
             lock_agents(connection, self.dialect, [row["card_url"] for _, row in rows])
             changed: set[str] = set()
+            fresh = self._insert_fresh(connection, rows, changed)
             for index, row in rows:
-                results[index] = self._insert(connection, row, None, changed)
+                found = fresh.get(index)
+                results[index] = found or self._insert(connection, row, None, changed)
             refresh_agents(connection, changed)
         return results
+
+    def _insert_fresh(
+        self, connection: Connection, rows: list[tuple[int, dict[str, Any]]], changed: set[str]
+    ) -> dict[int, tuple[StoredRecord, bool]]:
+        """Insert at once the rows of a batch whose record the store does not hold (the
+        first of each digest in the batch), their agents locked by the caller: one
+        statement for them all, instead of one each (D-CLI-23). Returns what
+        :meth:`_insert` would have for each, by its place; the others (held already, or
+        repeated in the batch) are the caller's, one by one, as before."""
+        digests = [row["digest"] for _, row in rows]
+        held = set(connection.execute(_held_query(), {"digests": digests}).scalars())
+        chosen: dict[str, tuple[int, dict[str, Any]]] = {}
+        stamp = datetime.now(UTC)
+        for index, row in rows:
+            if row["digest"] not in held and row["digest"] not in chosen:
+                chosen[row["digest"]] = (index, row | {"job_key": None, "stored_at": stamp})
+        if not chosen:
+            return {}
+        connection.execute(_bulk_insert_query(self.dialect), [r for _, r in chosen.values()])
+        ids = connection.execute(_ids_query(), {"digests": list(chosen)}).all()
+        fresh: dict[int, tuple[StoredRecord, bool]] = {}
+        for record_id, record_digest in ids:
+            index, row = chosen[record_digest]
+            fresh[index] = (self._stored(SimpleNamespace(id=record_id, **row)), True)
+            changed.add(row["card_url"])
+        return fresh
 
     def _insert(
         self,
