@@ -212,3 +212,32 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path: Path) -> None:
     piped = subprocess.run(args, capture_output=True, timeout=300, check=False)
     assert piped.returncode == 1
     assert b"\r" not in piped.stderr and b"records/s" not in piped.stderr
+
+
+def test_a_store_that_fails_mid_import_ends_with_the_summary_then_its_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D-CLI-23: the store failing on a later batch (PostgreSQL gone, say): what was
+    stored is summed up, then the store's one line, exit 2, no traceback."""
+    from a2a_interview.cli import ledger_import
+    from a2a_interview.ledger import StoreUnavailable
+
+    path, _ = _mixed(tmp_path)
+    monkeypatch.setattr(ledger_import, "_BATCH", 2)
+    calls = []
+    real = Ledger.put_many
+
+    def put_many(self: Ledger, bodies: list[bytes]) -> list[object]:
+        calls.append(len(bodies))
+        if len(calls) == 2:
+            raise StoreUnavailable("the store cannot be opened or reached")
+        return real(self, bodies)  # type: ignore[return-value]
+
+    monkeypatch.setattr(Ledger, "put_many", put_many)
+    code = main(["ledger", "import", str(path), "--store", str(tmp_path / "l.db")])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == SUMMARY.format(1, 1, 0, 1) + "\n"
+    assert "ledger import stopped (an error, said next) after " in err
+    assert err.rstrip().endswith("the store cannot be opened or reached [store_unavailable]")
+    assert "Traceback" not in err

@@ -214,6 +214,8 @@ def _short(path: str) -> str:
 def run_import(args: argparse.Namespace) -> int:
     """``ledger import``: exit 0 all kept, 1 some refused (or stopped for want of
     memory), 130 stopped by Ctrl-C; the summary in every case."""
+    from ..ledger import LedgerError
+
     for path in args.files:
         if path != "-" and not Path(path).is_file():
             raise UsageError(f"cannot read {path!r}: not a file")
@@ -233,6 +235,9 @@ def run_import(args: argparse.Namespace) -> int:
             stopped, code = "Ctrl-C", EXIT_INTERRUPTED
         except MemoryError:
             stopped, code = "out of memory", EXIT_FAILED
+        except (UsageError, LedgerError):  # a file or the store failed: said by main
+            report.finish("an error, said next")
+            raise
         report.finish(stopped)
     if code != EXIT_OK:
         return code
