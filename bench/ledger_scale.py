@@ -16,14 +16,18 @@
    processes, the command's default without it) and sends ``--requests`` requests per
    case from 8 parallel clients over loopback HTTP, each to a random page (keyset
    paging: the page after a random agent's card URL, as a "next" link gives it) or a
-   random search: the index, a search, ``/api/agents``; then the agent page of the agent
+   random search: the index, a search, ``/api/agents``, a search of 3 random characters
+   (the shortest the index answers), one of 1-2 characters (refused: 400, D-STORE-23);
+   then the agent page of the agent
    with ``--history`` results, from one client. Each case is measured after 32
    unmeasured requests (a worker's first read of the totals is on a request's time,
    and older versions compiled their templates then). Prints p50 and p99 per case,
    and the load average before and after.
-3. Import through the store's own write path (``put_many``, 200 a transaction, as
-   ``ledger import``): ``--import`` fresh signed records into this full store and,
-   side by side, into an empty one of the same kind; prints both rates.
+3. Import: ``--import`` fresh signed records (sane, small) into this full store and,
+   side by side, into an empty one of the same kind, through the store's own write
+   path (``put_many``, 500 a transaction, as ``ledger import``) and through the
+   ``ledger import`` command on a JSON Lines file (its start-up included); prints the
+   rates. ``--import-only --skip-fill`` measures only these.
 
 Not a test: nothing asserts a time. Run it under ``nice`` on a shared machine.
 """
@@ -154,7 +158,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p99 * 1000
 
 
-def load(origin: str, paths: list[str], clients: int) -> list[float]:
+def load(origin: str, paths: list[str], clients: int, status: int = 200) -> list[float]:
     times: list[float] = []
     lock = threading.Lock()
     work = list(paths)
@@ -169,7 +173,7 @@ def load(origin: str, paths: list[str], clients: int) -> list[float]:
                 began = time.perf_counter()
                 answer = c.get(path)
                 spent = time.perf_counter() - began
-                assert answer.status_code == 200, (path, answer.status_code)
+                assert answer.status_code == status, (path, answer.status_code)
                 with lock:
                     times.append(spent)
 
@@ -210,6 +214,9 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
                 time.sleep(0.2)
         rng = random.Random(7)
 
+        def short(size: int, letters: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> str:
+            return quote("".join(rng.choice(letters) for _ in range(size)), safe="")
+
         def after() -> str:
             card = f"https://agent-{rng.randint(0, agents - 1):06d}.example{CARD_PATH}"
             return "after=" + quote(card, safe="")
@@ -220,14 +227,21 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
                 f"/?q=agent-{rng.randint(0, agents - 1):06d}" for _ in range(requests)
             ],
             "/api/agents, random page": [f"/api/agents?{after()}" for _ in range(requests)],
+            # The shortest search answered (trigrams: many match, or none): the index.
+            "search, 3 random characters": [f"/?q={short(3)}" for _ in range(requests)],
+            # 1-2 characters: no trigram; refused (400) rather than read every agent.
+            "search, 1-2 characters (400)": [
+                f"/?q={short(rng.randint(1, 2), 'abcxyz019-.%')}" for _ in range(requests)
+            ],
         }
         print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print(f"{'case (8 parallel clients)':34} {'p50 ms':>8} {'p99 ms':>8} {'n':>5}")
         for name, paths in cases.items():
             # Unmeasured first: each worker process reads the totals on its first request
             # (later, beside its requests), and older versions compiled their templates.
-            load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8)
-            p50, p99 = percentiles(load(origin, paths, 8))
+            status = 400 if "(400)" in name else 200
+            load(origin, [p.replace("agent-", "agent-9") for p in paths[:32]], 8, status)
+            p50, p99 = percentiles(load(origin, paths, 8, status))
             print(f"{name:34} {p50:8.1f} {p99:8.1f} {len(paths):5d}")
         busy = f"/agents/{quote(BUSY, safe='')}"
         for name, path in (("agent page, 10,000 results", busy),
@@ -240,28 +254,51 @@ def serve_and_measure(url: str, agents: int, requests: int, workers: int | None)
         server.wait(timeout=30)
 
 
-def import_rate(url: str, empty_url: str, count: int) -> None:
+def import_bodies(count: int, tag: str) -> list[bytes]:
+    """``count`` distinct signed records that the store keeps (sane: each its own run of
+    a real record, renamed runner), mostly small ones as the fill's."""
     seed = nkeys.generate_seed()
-    base = json.loads(build().bodies[2])
-    base.pop("signatures")
-    base["ran_by"].pop("key", None)
+    made = [json.loads(b) for b in build().bodies if len(b) < 4000]
+    out = []
+    for i in range(count):
+        doc = json.loads(json.dumps(made[i % len(made)]))
+        doc.pop("signatures", None)
+        doc["ran_by"].pop("key", None)
+        doc["ran_by"]["party"] = "platform"
+        doc["ran_by"]["name"] = f"Bench import {tag} {i}"
+        out.append(json.dumps(sign_record(doc, seed)).encode())
+    return out
 
-    def bodies(tag: str) -> list[bytes]:
-        out = []
-        for i in range(count):
-            card = f"https://import-{tag}-{i:06d}.example/.well-known/agent-card.json"
-            doc = {**base, "agent": {**base["agent"], "card_url": card}}
-            out.append(json.dumps(sign_record(doc, seed)).encode())
-        return out
 
+def import_rate(url: str, empty_url: str, count: int) -> None:
+    """Into this store and an empty one of its kind: ``put_many`` in process (500 a
+    transaction, as ``ledger import``), then the command itself on a JSON Lines file
+    (its start-up included)."""
+    cli = str(Path(sys.executable).parent / "a2a-interview")
     for label, target, tag in (("full store", url, "f"), ("empty store", empty_url, "e")):
-        given = bodies(tag)
+        given = import_bodies(count, tag)
         with Ledger.open(target) as ledger:
             began = time.perf_counter()
-            for at in range(0, len(given), 200):
-                ledger.put_many(given[at : at + 200])
+            for at in range(0, len(given), 500):
+                ledger.put_many(given[at : at + 500])
             spent = time.perf_counter() - began
-        print(f"import (put_many, 200 a transaction) into the {label:12} "
+        print(f"import (put_many, 500 a transaction) into the {label:12} "
+              f"{count / spent:8.0f} records/s")  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "records.jsonl"
+            path.write_bytes(b"\n".join(import_bodies(count, tag + "c")) + b"\n")
+            began = time.perf_counter()
+            done = subprocess.run([cli, "ledger", "import", str(path), "--store", target],
+                                  capture_output=True, text=True, check=False)  # fmt: skip
+            spent = time.perf_counter() - began
+        if (
+            done.stdout.strip()
+            != f"kept {count} record(s) ({count} new, 0 already present); refused 0"
+        ):
+            raise SystemExit(
+                "ledger import did not keep every record: " + done.stdout + done.stderr[-500:]
+            )
+        print(f"import (the ledger import command) into the {label:12} "
               f"{count / spent:8.0f} records/s")  # fmt: skip
 
 
@@ -273,7 +310,8 @@ def main() -> None:
     parser.add_argument("--per-agent", type=int, default=3)
     parser.add_argument("--history", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--import", dest="imports", type=int, default=2000)
+    parser.add_argument("--import", dest="imports", type=int, default=20_000)
+    parser.add_argument("--import-only", action="store_true", help="only the import rates")
     parser.add_argument("--skip-fill", action="store_true")
     parser.add_argument(
         "--distinct-runners",
@@ -285,7 +323,8 @@ def main() -> None:
     args = parser.parse_args()
     if not args.skip_fill:
         fill(args.store, args.agents, args.per_agent, args.history, args.distinct_runners)
-    serve_and_measure(args.store, args.agents, args.requests, args.workers)
+    if not args.import_only:
+        serve_and_measure(args.store, args.agents, args.requests, args.workers)
     with tempfile.TemporaryDirectory() as folder:
         empty = args.empty_store or str(Path(folder) / "empty.db")
         import_rate(args.store, empty, args.imports)

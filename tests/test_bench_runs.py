@@ -54,9 +54,11 @@ def test_the_ledger_scale_bench_runs_at_its_smallest(tmp_path: Path) -> None:
                "--distinct-runners")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "filled 23 records for 21 agents" in done.stdout
-    for case in ("index, random page", "search, random agent", "/api/agents, random page"):
+    for case in ("index, random page", "search, random agent", "/api/agents, random page",
+                 "search, 3 random characters", "search, 1-2 characters (400)"):  # fmt: skip
         assert any(line.startswith(case) for line in done.stdout.splitlines()), case
-    assert done.stdout.count("records/s") == 2
+    # put_many and the ledger import command, into the full store and an empty one.
+    assert done.stdout.count("records/s") == 4
     # --distinct-runners: no two of the agents' lines name the same runner.
     with sqlite3.connect(store) as db:
         names = db.execute(

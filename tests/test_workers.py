@@ -393,7 +393,8 @@ def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Se
         pass
     worker = _worker(store, "--recover-every", "0.5")
     try:
-        time.sleep(3)  # waiting for jobs
+        _waiting(worker)  # it opened the store (a slow start must not meet the outage)
+        time.sleep(2)
         postgres_server.stop()
         try:
             time.sleep(3)

@@ -19,14 +19,27 @@ _USER = 20 << 3  # 0xA0: the 'U' prefix byte
 _SEED = 18 << 3  # 0x90: the 'S' prefix byte
 
 
-def crc16_xmodem(data: bytes) -> int:
-    """CRC-16/XMODEM: polynomial 0x1021, initial value 0, no reflection."""
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
+def _crc_table() -> tuple[int, ...]:
+    table = []
+    for high in range(256):
+        crc = high << 8
         for _ in range(8):
             crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
             crc &= 0xFFFF
+        table.append(crc)
+    return tuple(table)
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc16_xmodem(data: bytes) -> int:
+    """CRC-16/XMODEM: polynomial 0x1021, initial value 0, no reflection (a byte at a
+    time from a table: every record's runner key is decoded on import)."""
+    crc = 0
+    table = _CRC_TABLE
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFF) ^ table[(crc >> 8) ^ byte]
     return crc
 
 

@@ -7,8 +7,9 @@ it, ``$A2A_INTERVIEW_STORE``, else the SQLite file ``a2a-interview-ledger.db`` i
 current folder.
 
 Exit codes: 0 success; 1 ``ledger import``: some record was refused (the others were
-kept), ``ledger show``: no such agent; 2 usage error (bad arguments, a file that
-cannot be read, a store that cannot be opened, ``schedule``/``worker`` on SQLite).
+kept) or memory ran out (what was stored stays), ``ledger show``: no such agent; 2
+usage error (bad arguments, a file that cannot be read, a store that cannot be opened,
+``schedule``/``worker`` on SQLite); 130 stopped by Ctrl-C (an import says how far).
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ import re
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from ..spec import MAX_DOCUMENT_BYTES
 from .options import (
     add_network,
     add_procedure,
@@ -64,8 +63,9 @@ Records are kept byte for byte as given; a record whose runner signature fails i
 refused; standing (claim or evidence) is recomputed on every read, never read from the
 record. The ledger lists agents by card URL: never ranked by outcome.
 
-exit codes: 0 ok · 1 import: some record refused (the others kept); show: no such
-agent · 2 usage error (bad arguments, unreadable file, store unusable)"""
+exit codes: 0 ok · 1 import: some record refused (the others kept), or out of memory;
+show: no such agent · 2 usage error (bad arguments, unreadable file, store unusable) ·
+130 Ctrl-C (import: the summary of what was stored)"""
 
 WORKER_EPILOG = """\
 examples:
@@ -80,13 +80,13 @@ mid-job (its job is queued again once its heartbeat has been silent --stalled-af
 seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
 second one stops it at once and puts them back in the queue.
 
+A store that cannot be reached at start (PostgreSQL starting or restarting) is waited
+for (--wait-for-store, one line), then the worker starts.
+
 exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL) ·
 130 stopped at once (a second Ctrl-C or SIGTERM)"""
 
 _AGE: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
-# Records per transaction on import, and the bytes a batch may hold before it is written.
-_BATCH: Final = 200
-_BATCH_BYTES: Final = 16 << 20
 _UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
@@ -109,76 +109,6 @@ def _seconds(text: str) -> float:
     if not 0.1 <= value <= 86400:
         raise argparse.ArgumentTypeError("between 0.1 and 86400 seconds")
     return value
-
-
-# ---------------------------------------------------------------------------------------
-# Reading import files
-
-
-def _records_of(path: str) -> Iterator[tuple[int, bytes | None]]:
-    """The records of one file as (line, bytes): the whole file when it is one JSON
-    document, else one per non-blank line (JSON Lines). A line over the 1 MiB bound
-    yields ``None`` (refused without being read into memory)."""
-    handle: IO[bytes]
-    if path == "-":
-        handle = sys.stdin.buffer
-    else:
-        try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            raise UsageError(f"cannot read {path!r}: {exc.strerror}") from None
-    try:
-        head = handle.read(MAX_DOCUMENT_BYTES + 1)
-        # The first line that is not blank: JSON Lines may begin with blank lines.
-        first_line = head.lstrip().split(b"\n", 1)[0].strip()
-        whole = len(head) <= MAX_DOCUMENT_BYTES and (
-            b"\n" not in head.strip() or not first_line.endswith(b"}")
-        )
-        if whole:  # one document (pretty-printed, or a single line)
-            if head.strip():
-                yield 1, head
-            return
-        if not first_line.endswith(b"}"):  # one document, over the bound
-            yield 1, None
-            return
-        yield from _lines(head, handle)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path!r}: {exc.strerror}") from None
-    finally:
-        if handle is not sys.stdin.buffer:
-            handle.close()
-
-
-def _lines(head: bytes, handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
-    number = 0
-    buffer = head
-    while True:
-        cut = buffer.find(b"\n")
-        while cut < 0 and len(buffer) <= MAX_DOCUMENT_BYTES:
-            more = handle.read(1 << 16)
-            if not more:
-                break
-            buffer += more
-            cut = buffer.find(b"\n")
-        if cut < 0 and len(buffer) > MAX_DOCUMENT_BYTES:
-            number += 1
-            yield number, None
-            while cut < 0:  # skip the rest of the oversized line
-                buffer = handle.read(1 << 16)
-                if not buffer:
-                    return
-                cut = buffer.find(b"\n")
-            buffer = buffer[cut + 1 :]
-            continue
-        if cut < 0:
-            line, buffer = buffer, b""
-        else:
-            line, buffer = buffer[:cut], buffer[cut + 1 :]
-        number += 1
-        if line.strip():
-            yield number, line
-        if not buffer and cut < 0:
-            return
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,52 +176,9 @@ def _line(stored: StoredRecord, runners: Runners) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..ledger import RecordRefused
+    from .ledger_import import run_import  # one pass, flat memory (D-CLI-23)
 
-    for path in args.files:
-        if path != "-" and not Path(path).is_file():
-            raise UsageError(f"cannot read {path!r}: not a file")
-    kept: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []
-    batch: list[tuple[dict[str, Any], bytes]] = []
-
-    def flush(ledger: Ledger) -> None:
-        # One transaction per batch: a commit (an fsync) per record would cost the most.
-        results = ledger.put_many([body for _, body in batch])
-        for (where, _), result in zip(batch, results, strict=True):
-            if isinstance(result, RecordRefused):
-                refused.append(where | {"code": result.code, "reason": result.reason})
-            else:
-                stored, new = result
-                kept.append(where | {"id": stored.id, "new": new, "card_url": stored.card_url})
-        batch.clear()
-
-    held = 0
-    with open_store(args.store) as ledger:
-        for path in args.files:
-            for number, body in _records_of(path):
-                where = {"file": path, "line": number}
-                if body is None:
-                    flush(ledger)  # keep the report in file order
-                    refused.append(where | {"code": "not_a_record",
-                                            "reason": "not strict I-JSON (too_large)"})  # fmt: skip
-                    continue
-                batch.append((where, body))
-                held += len(body)
-                if len(batch) >= _BATCH or held >= _BATCH_BYTES:
-                    flush(ledger)
-                    held = 0
-        flush(ledger)
-    if args.json:
-        _print_json({"kept": kept, "refused": refused})
-    else:
-        for item in refused:
-            print(f"{item['file']}:{item['line']}: refused: {item['reason']} [{item['code']}]",
-                  file=sys.stderr)  # fmt: skip
-        fresh = sum(1 for k in kept if k["new"])
-        print(f"kept {len(kept)} record(s) ({fresh} new, {len(kept) - fresh} already present); "
-              f"refused {len(refused)}")  # fmt: skip
-    return EXIT_FAILED if refused else EXIT_OK
+    return run_import(args)
 
 
 # A reader that closed the pipe early (`ledger list | head -1`) stops the listing as
@@ -489,7 +376,7 @@ def _worker(args: argparse.Namespace) -> int:
         once=args.once,
         on_record=told,
     )
-    with open_store(args.store) as ledger:
+    with _store_when_up(args.store, args.wait_for_store, say) as ledger:
         from ..ledger.jobs import hold_stop_signals, require_postgresql
 
         require_postgresql(ledger)  # SQLite: refused here, before anything starts
@@ -510,6 +397,28 @@ def _worker(args: argparse.Namespace) -> int:
         say(f"stopped by Ctrl-C or SIGTERM after finishing its jobs "
             f"({stored_count} record(s) stored)")  # fmt: skip
     return EXIT_OK
+
+
+def _store_when_up(url: str | None, wait: float, say: Any) -> Ledger:
+    """The store, opened as :func:`open_store` does, waiting up to ``wait`` seconds
+    while it cannot be reached (a worker started with PostgreSQL, or while it restarts):
+    one line when the wait begins (D-STORE-22). A store that answers but refuses (a bad
+    URL, a wrong password, a newer schema) and the end of the wait raise as before."""
+    import time
+
+    from ..ledger import StoreUnavailable
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return open_store(url)
+        except StoreUnavailable as exc:
+            if not exc.transient or time.monotonic() >= deadline:
+                raise
+            if wait:
+                say(f"the store cannot be reached; waiting up to {wait:g} s for it")
+                wait = 0.0  # said once
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
 def register(subparsers: Any) -> None:
@@ -541,7 +450,9 @@ def register(subparsers: Any) -> None:
         "line, as verify-many writes). Each record is checked (strict I-JSON within "
         "1 MiB, the members of docs/profile.md §8, the runner signature when it has one) and kept "
         "byte for byte; a refused record is named with its file, line and reason, and "
-        "the others are kept. A record already in the ledger is kept once.",
+        "the others are kept. A record already in the ledger is kept once. One pass in "
+        "batches: a file of any length, a progress line on a terminal, and a summary "
+        "however it ends (Ctrl-C included).",
     )  # fmt: skip
     imp.add_argument("files", nargs="+", metavar="FILE", help="a record file ('-' for stdin)")
     imp.set_defaults(run=_import)
@@ -610,6 +521,9 @@ def register(subparsers: Any) -> None:
                      "(default 60)")  # fmt: skip
     run.add_argument("--recover-every", type=_seconds, default=30.0, metavar="S",
                      help="seconds between looks for dead workers' jobs (default 30)")  # fmt: skip
+    run.add_argument("--wait-for-store", type=_seconds, default=60.0, metavar="S",
+                     help="a store that cannot be reached at start (PostgreSQL restarting) "
+                     "is waited for this long before giving up (default 60)")  # fmt: skip
     add_runner(worker)
     add_procedure(worker)
     worker.set_defaults(run=_worker)

@@ -39,9 +39,11 @@ class LedgerError(InterviewError):
 
 
 class StoreUnavailable(LedgerError):
-    """The store URL is not usable, or the database cannot be opened or reached."""
+    """The store URL is not usable, or the database cannot be opened or reached;
+    ``transient`` when the server did not answer (it may be starting or restarting)."""
 
     code = "store_unavailable"
+    transient: bool = False
 
 
 class StoreTooNew(LedgerError):

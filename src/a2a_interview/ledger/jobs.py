@@ -13,7 +13,15 @@ Exactly once, when a worker dies (docs/decisions.md D-STORE-9):
 - a worker killed mid-job leaves the job ``doing`` with a silent heartbeat; every
   worker looks for such stalled jobs every ``recover_every`` seconds and puts them
   back in the queue (procrastinate's ``get_stalled_jobs`` and ``retry_job``), where
-  any worker takes them up again.
+  any worker takes them up again. When the agent has a newer job waiting already (it
+  was scheduled again meanwhile), the dead job cannot go back (one waiting job per
+  agent) and would hold the agent's lock for ever: it is failed instead, and the
+  waiting one runs (D-STORE-20). Every recovery that fails is one line.
+
+A job that is not a verification job as ``schedule`` defers it (another task's name,
+arguments that are not an object with text ``url`` and ``card_url``) is failed when a
+worker takes it, with one line (D-STORE-21): procrastinate would crash on it and leave
+it ``doing``, holding its lock, queued again by every recovery.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ try:
     import procrastinate
     import psycopg
     from procrastinate import exceptions as queue_errors
+    from procrastinate import jobs as queue_jobs
+    from procrastinate import manager as queue_manager
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
@@ -66,11 +76,44 @@ def require_postgresql(ledger: Ledger) -> None:
         )
 
 
+def _verification_job(job: queue_jobs.Job) -> bool:
+    """Whether ``job`` is what :func:`schedule` defers: this task, its arguments an
+    object of exactly the two text members the task takes."""
+    arguments: Any = job.task_kwargs
+    return (
+        job.task_name == TASK
+        and isinstance(arguments, dict)
+        and sorted(arguments) == ["card_url", "url"]
+        and all(isinstance(value, str) for value in arguments.values())
+    )
+
+
+class _Jobs(queue_manager.JobManager):
+    """Procrastinate's job manager, but a job it fetches that is not a verification
+    job is failed at once (one line) and the next one fetched: procrastinate itself
+    crashes logging a job whose arguments are not an object, leaving it ``doing``
+    with its lock held (D-STORE-21)."""
+
+    async def fetch_job(self, queues: Any, worker_id: int) -> queue_jobs.Job | None:
+        while True:
+            job = await super().fetch_job(queues, worker_id)
+            if job is None or _verification_job(job):
+                return job
+            await self.finish_job(job, status=queue_jobs.Status.FAILED, delete_job=False)
+            _log.warning(
+                "job %s is failed: it is not a verification job (its task must be %s, its "
+                "arguments an object with the text members url and card_url)",
+                job.id,
+                TASK,
+            )
+
+
 def _app(ledger: Ledger) -> procrastinate.App:
     require_postgresql(ledger)
     app = procrastinate.App(
         connector=procrastinate.PsycopgConnector(conninfo=ledger.conninfo, min_size=1, max_size=4)
     )
+    app.job_manager = _Jobs(connector=app.connector)
 
     @app.task(
         name=TASK,
@@ -244,7 +287,7 @@ async def _recover(
     while True:
         await asyncio.sleep(settings.recover_every)
         try:  # also the store's health probe: one line when it goes, one when it is back
-            await app.job_manager.get_stalled_jobs(
+            stalled = await app.job_manager.get_stalled_jobs(
                 queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
             )
         except Exception:
@@ -253,14 +296,44 @@ async def _recover(
             continue
         if outage is not None:
             outage.up()
-        with contextlib.suppress(Exception):  # a lost race with another worker is fine
-            stalled = await app.job_manager.get_stalled_jobs(
-                queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
+        for job in stalled:
+            await _requeue(app, job)
+
+
+async def _requeue(app: procrastinate.App, job: queue_jobs.Job) -> None:
+    """Put ``job``, stalled (its worker is silent), back in the queue; when its agent
+    has a newer job waiting, fail it so that the waiting one runs (D-STORE-20). Never
+    raises: each way it can go is one line."""
+    try:
+        await app.job_manager.retry_job(job)
+    except queue_errors.UniqueViolation:
+        # The queueing lock (one waiting job per agent): the agent was scheduled again
+        # while this job was stalled. Going back would make two; staying ``doing``
+        # holds the agent's lock, so that the waiting job never starts.
+        try:
+            await app.job_manager.finish_job(job, status=queue_jobs.Status.FAILED, delete_job=False)
+        except Exception as exc:
+            _log.warning("job %s of a silent worker could not be failed (%s)", job.id, _why(exc))
+        else:
+            _log.warning(
+                "job %s of a silent worker is failed: its agent's newer job waits and runs instead",
+                job.id,
             )
-            for job in stalled:
-                with contextlib.suppress(Exception):
-                    await app.job_manager.retry_job(job)
-                    _log.warning("job %s of a silent worker is queued again", job.id)
+    except Exception as exc:
+        _log.warning("job %s of a silent worker could not be queued again (%s)", job.id, _why(exc))
+    else:
+        _log.warning("job %s of a silent worker is queued again", job.id)
+
+
+def _why(exc: Exception) -> str:
+    """Fixed words for a recovery that failed (a driver's message may name the host)."""
+    if isinstance(exc, queue_errors.ConnectorException) and isinstance(
+        exc.__cause__, psycopg.errors.RaiseException
+    ):
+        return "it is no longer doing: another worker recovered it first"
+    if isinstance(exc, (queue_errors.ConnectorException, psycopg.Error, OSError)):
+        return "the store cannot be reached"
+    return type(exc).__name__
 
 
 class _Stop:
@@ -365,12 +438,15 @@ async def _work(
         try:
             if settings.once:
                 # Jobs of dead workers first, so that --once finishes them too.
-                with contextlib.suppress(Exception):
-                    for job in await app.job_manager.get_stalled_jobs(
+                try:
+                    stalled = await app.job_manager.get_stalled_jobs(
                         queue=QUEUE, seconds_since_heartbeat=settings.stalled_after
-                    ):
-                        with contextlib.suppress(Exception):
-                            await app.job_manager.retry_job(job)
+                    )
+                except Exception as exc:
+                    _log.warning("the stalled jobs could not be looked for (%s)", _why(exc))
+                    stalled = []
+                for job in stalled:
+                    await _requeue(app, job)
             worker = asyncio.create_task(app.run_worker_async(**options))
             stop.watch(worker)
             try:

@@ -44,6 +44,7 @@ from ..record import DOES_NOT_ESTABLISH
 from . import display, leads
 from .memo import ROW_CACHE, Cells, Rows, when
 from .runners import NO_RUNNERS, Runners, fingerprint
+from .store.lines import SEARCH_RULE, searchable
 
 try:
     import jinja2
@@ -127,6 +128,7 @@ _BAD_PAGE: Final = (400, "bad_page", "page must be a whole number from 1")
 _BAD_PER_PAGE: Final = (400, "bad_per_page", f"per_page must be a whole number 1-{MAX_PER_PAGE}")
 _BAD_QUERY: Final = (400, "bad_query", "unknown or repeated query parameter")
 _BAD_SEARCH: Final = (400, "bad_search", "q must be at most 200 characters, without NUL")
+_SHORT_SEARCH: Final = (400, "search_too_short", f"q: {SEARCH_RULE}")
 _BAD_CURSOR: Final = (
     400,
     "bad_cursor",
@@ -204,6 +206,8 @@ def _search(query: dict[str, str]) -> str | None:
     search = query.get("q", "").strip()
     if len(search) > MAX_SEARCH or "\x00" in search:
         raise _Problem(*_BAD_SEARCH)
+    if search and not searchable(search):  # no index answers it: never a walk
+        raise _Problem(*_SHORT_SEARCH)
     return search or None
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from .columns import agent_key
 from .columns import columns as _columns  # noqa: F401 - the name tests and benches use
 from .ledger import Ledger
+from .lines import SEARCH_RULE, searchable
 from .opening import parse_store_url
 from .summary import search_text
 from .tables import (
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_URL",
     "MIGRATIONS",
+    "SEARCH_RULE",
     "VERSION_TABLE",
     "AgentLine",
     "AgentSummary",
@@ -54,4 +56,5 @@ __all__ = [
     "parse_store_url",
     "records",
     "search_text",
+    "searchable",
 ]

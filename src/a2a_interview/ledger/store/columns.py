@@ -18,10 +18,10 @@ from ...record import (
     parse_rfc3339,
     record_identity,
     record_sanity,
-    standing_reason,
     verify_record_signature,
 )
 from ...spec import RESULT_FORMAT
+from ...standing import standing_given
 from ..errors import BadSignature, NotARecord, NotSane
 from .tables import MAX_CARD_URL, MAX_NAME, MAX_URL
 
@@ -148,7 +148,8 @@ def columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
     insane = record_sanity(document, now or datetime.now(UTC))
     if insane is not None:
         raise NotSane(f"{insane.detail} (PROFILE §8)", insane.reason)
-    standing, reason = standing_reason(document, now=now)
+    # Sane (above), its signature checked once (above): what it stands as follows.
+    standing, reason = standing_given(document, signature.status)
     try:
         record_digest = record_identity(document)
     except ValueError:  # pragma: no cover - strict ingress already bounds the numbers

@@ -25,7 +25,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 from ..errors import RecordRefused, StoreUnavailable
 from .columns import columns, holdable, store_key
-from .lines import Filter, count_candidates, found_query, phrase, read_history, read_lines
+from .lines import (
+    SEARCH_RULE,
+    Filter,
+    count_candidates,
+    found_query,
+    phrase,
+    read_history,
+    read_lines,
+    searchable,
+)
 from .opening import (
     MIGRATING,
     migrate_schema,
@@ -39,6 +48,39 @@ from .tables import DEFAULT_STORE, Dialect, agents_table, meta, records
 from .values import AgentLine, AgentSummary, ListedRecord, RunnerSeen, StoredRecord, Totals
 
 _PENDING: Final = RecordRefused("not stored yet")  # a slot put_many fills in
+
+
+@functools.cache
+def _held_query() -> Any:
+    """The digests of ``:digests`` the store holds."""
+    return sa.select(records.c.digest).where(
+        records.c.digest.in_(sa.bindparam("digests", expanding=True))
+    )
+
+
+@functools.cache
+def _ids_query() -> Any:
+    """The ids and digests of the records of ``:digests``."""
+    return sa.select(records.c.id, records.c.digest).where(
+        records.c.digest.in_(sa.bindparam("digests", expanding=True))
+    )
+
+
+@functools.cache
+def _bulk_insert_query(dialect: Dialect) -> Any:
+    """Records' insert for many rows at once (executemany); a clash writes nothing."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    return insert(records).on_conflict_do_nothing()
+
+
+@functools.cache
+def _insert_query(dialect: Dialect) -> Any:
+    """A record's insert, built once, its values bound on each execution (``ledger
+    import``: building one with the values inlined cost more than its execution)."""
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    return insert(records).on_conflict_do_nothing().returning(records.c.id)
+
+
 # Connections kept open between uses. SQLAlchemy's default keeps 5 and closes any
 # beyond: 8 clients of one page process then opened (and PostgreSQL forked a backend
 # for) a connection per request, a new SQLite connection with a cold page cache. 8 kept
@@ -198,13 +240,43 @@ class Ledger:
                 results.append(exc)
                 continue
             results.append(_PENDING)
+        if not rows:  # every one refused: no transaction
+            return results
         with self._begin() as connection:
             lock_agents(connection, self.dialect, [row["card_url"] for _, row in rows])
             changed: set[str] = set()
+            fresh = self._insert_fresh(connection, rows, changed)
             for index, row in rows:
-                results[index] = self._insert(connection, row, None, changed)
+                found = fresh.get(index)
+                results[index] = found or self._insert(connection, row, None, changed)
             refresh_agents(connection, changed)
         return results
+
+    def _insert_fresh(
+        self, connection: Connection, rows: list[tuple[int, dict[str, Any]]], changed: set[str]
+    ) -> dict[int, tuple[StoredRecord, bool]]:
+        """Insert at once the rows of a batch whose record the store does not hold (the
+        first of each digest in the batch), their agents locked by the caller: one
+        statement for them all, instead of one each (D-CLI-23). Returns what
+        :meth:`_insert` would have for each, by its place; the others (held already, or
+        repeated in the batch) are the caller's, one by one, as before."""
+        digests = [row["digest"] for _, row in rows]
+        held = set(connection.execute(_held_query(), {"digests": digests}).scalars())
+        chosen: dict[str, tuple[int, dict[str, Any]]] = {}
+        stamp = datetime.now(UTC)
+        for index, row in rows:
+            if row["digest"] not in held and row["digest"] not in chosen:
+                chosen[row["digest"]] = (index, row | {"job_key": None, "stored_at": stamp})
+        if not chosen:
+            return {}
+        connection.execute(_bulk_insert_query(self.dialect), [r for _, r in chosen.values()])
+        ids = connection.execute(_ids_query(), {"digests": list(chosen)}).all()
+        fresh: dict[int, tuple[StoredRecord, bool]] = {}
+        for record_id, record_digest in ids:
+            index, row = chosen[record_digest]
+            fresh[index] = (self._stored(SimpleNamespace(id=record_id, **row)), True)
+            changed.add(row["card_url"])
+        return fresh
 
     def _insert(
         self,
@@ -224,12 +296,9 @@ class Ledger:
                 changed.add(row["card_url"])
 
         row = row | {"job_key": job_key, "stored_at": datetime.now(UTC)}
-        insert = sqlite_insert if self.dialect == "sqlite" else postgresql_insert
         # Either unique column may clash: the same record (digest), or this job's record
         # written by an earlier run (job_key). Nothing is written then; the row is read.
-        new_id = connection.execute(
-            insert(records).values(**row).on_conflict_do_nothing().returning(records.c.id)
-        ).scalar_one_or_none()
+        new_id = connection.execute(_insert_query(self.dialect), row).scalar_one_or_none()
         if new_id is not None:
             touched()
             return self._stored(SimpleNamespace(id=new_id, **row)), True
@@ -339,6 +408,8 @@ class Ledger:
         ``pg_trgm`` index of migration 0007 serves). On SQLite with FTS5, the trigram
         index finds the candidates first and ``LIKE`` still decides, so the answer is
         the same with or without it (``prefilter``)."""
+        if not searchable(search):  # no index serves it: it would read every agent
+            raise ValueError(SEARCH_RULE)
         # As typed: LIKE and ILIKE fold case themselves (lowering it here first made
         # "Ça" miss "Ça" on SQLite, whose LIKE folds ASCII only).
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -367,7 +438,9 @@ class Ledger:
     def matching(self, search: str, cap: int) -> int:
         """How many agents ``search`` finds (see :meth:`agents_from`), counted up to
         ``cap + 1`` at most: a count of every match would cost O(matches). Over ``cap``,
-        the caller pages with ``dense``."""
+        the caller pages with ``dense``. Raises ``ValueError`` for a search the index
+        cannot answer (``searchable``, D-STORE-23): so do :meth:`search_page` and
+        :meth:`agents_from`."""
         with self._read() as connection:
             return len(self._found(connection, search, cap))
 
@@ -375,6 +448,8 @@ class Ledger:
         """The card URLs of up to ``cap + 1`` agents ``search`` finds, in no order: one
         scan of the search index (D-STORE-17), whose answer both counts the matches and,
         under the cap, names the agents a page is read from."""
+        if not searchable(search):
+            raise ValueError(SEARCH_RULE)
         prefilter = True
         if self._trigrams(search):
             # The trigram index's candidates first, as it yields them: over the cap,

@@ -12,6 +12,7 @@ it pages) is built on its first use and kept, and a row becomes a
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -94,6 +95,18 @@ def count_candidates() -> sa.Select[Any]:
     return sa.select(sa.func.count()).select_from(
         _candidates().limit(sa.bindparam("cap")).subquery()
     )
+
+
+# Three letters or digits in a row: what a trigram index can look up (pg_trgm takes its
+# trigrams from runs of letters and digits; FTS5's from any three characters). A search
+# with none would be answered by reading every agent (D-STORE-23).
+_INDEXED_RUN: Final = re.compile(r"[^\W_]{3}")
+SEARCH_RULE: Final = "a search needs at least three letters or digits in a row"
+
+
+def searchable(search: str) -> bool:
+    """Whether the search index can answer ``search`` (:data:`SEARCH_RULE`)."""
+    return _INDEXED_RUN.search(search) is not None
 
 
 def phrase(search: str) -> str:

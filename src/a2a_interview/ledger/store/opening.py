@@ -107,5 +107,21 @@ def migrate_schema(connection: Connection, dialect: Dialect) -> None:
 def unavailable(exc: Exception) -> StoreUnavailable:
     # Fixed words: a driver's message may carry the host, the user or the query.
     if isinstance(exc, sa.exc.OperationalError):
-        return StoreUnavailable("the store cannot be opened or reached")
+        error = StoreUnavailable("the store cannot be opened or reached")
+        error.transient = _no_answer_yet(exc.orig)
+        return error
     return StoreUnavailable("the store is not a usable ledger database")
+
+
+def _no_answer_yet(error: BaseException | None) -> bool:
+    """Whether a PostgreSQL connection failed for want of a server's answer (refused,
+    timed out) or on one starting or stopping: worth waiting for. A server's refusal
+    (no such database, a wrong password) is not, nor anything of SQLite. libpq gives
+    no SQLSTATE for a refused connection: its ``FATAL:`` line says the server answered."""
+    state = getattr(error, "sqlstate", "")
+    if state:
+        return bool(state.startswith(("08", "57P")))
+    if state == "":  # not psycopg's
+        return False
+    text = str(error)
+    return "FATAL:" not in text or "the database system is" in text
