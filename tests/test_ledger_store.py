@@ -790,7 +790,7 @@ def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
             "https://c_%25.example/.well-known/agent-card.json"
         ]
         assert ledger.matching("A.EXAMPLE", 1000) == 1
-        assert ledger.matching("%.exa", 1000) == 1
+        assert ledger.matching("%25.exa", 1000) == 1  # the URL as normalized (PROFILE §8)
         # History a page at a time, newest first; evidence candidates; places.
         newest = ledger.history_page(a, 0, 2)
         assert [r.finished_at.day for r in newest] == [2, 1]
