@@ -5,7 +5,7 @@ What the TCK (``tests/compatibility/agent_card/test_agent_card_caching.py``) doe
 here against each route: ``GET {base}/.well-known/agent-card.json``, a 2xx, then
 CARD-CACHE-001 a ``Cache-Control`` header whose value contains ``max-age`` (case
 folded), CARD-CACHE-002 an ``ETag`` header, CARD-CACHE-003 a ``Last-Modified`` header (a
-MAY: skipped when absent, so only its presence passes). Our own ETag stays strong, and a
+MAY, yet a failure when absent: D-SERVE-28). Our own ETag stays strong, and a
 matching ``If-None-Match`` is still a 304.
 """
 
@@ -37,7 +37,7 @@ def tck_card_caching(response: httpx.Response) -> None:
     assert "max-age" in cache_control.lower(), f"CARD-CACHE-001: {cache_control!r}"
     assert response.headers.get("etag") is not None, "CARD-CACHE-002: no ETag"
     last_modified = response.headers.get("last-modified")
-    assert last_modified is not None, "CARD-CACHE-003: no Last-Modified (skipped, not passed)"
+    assert last_modified is not None, "CARD-CACHE-003: no Last-Modified"
     assert parsedate_to_datetime(last_modified).tzinfo is not None  # an HTTP date, in GMT
 
 
