@@ -26,6 +26,7 @@ from a2a_interview.spec import RPC_METHOD_NOT_FOUND
 
 SERVING = Path(__file__).resolve().parent.parent / "conformance" / "vectors" / "serving"
 
+
 @functools.cache
 def vector(name: str) -> Vector:
     return read_vector((SERVING / name).read_bytes())
