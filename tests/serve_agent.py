@@ -1,8 +1,9 @@
 """Serve one of the test agents of ``agents.py`` on a loopback port until stopped, as a
 process of its own: ``python tests/serve_agent.py NAME PORT`` (NAME: ``honest``,
 ``liar``, ``tampered``: a card signed without ``jku`` whose skill was changed after
-signing, answered consistently, so only a required signature fails it). For tests that
-start an agent the way a user's CI does (test_ci_recipe.py)."""
+signing, answered consistently, so only a required signature fails it; or ``rogue:R``,
+R a serving rogue of ``conformance_rogues.FACTORIES``). For tests that start an agent
+the way a user's CI does (test_ci_recipe.py, test_conformance_ci.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import uvicorn
 
 import agents
+import conformance_rogues
 from a2a_interview import reference
 from a2a_interview.cardsig import load_private_key, sign_card
 
@@ -28,7 +30,9 @@ def tampered(origin: str) -> Any:
 
 def main(argv: list[str]) -> None:
     name, port = argv[0], int(argv[1])
-    factory = {"honest": agents.honest, "liar": agents.liar, "tampered": tampered}[name]
+    factories = {"honest": agents.honest, "liar": agents.liar, "tampered": tampered}
+    rogues = {f"rogue:{r}": f for r, f in conformance_rogues.FACTORIES.items()}
+    factory = {**factories, **rogues}[name]
     app = factory(f"http://127.0.0.1:{port}")
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 

@@ -5,7 +5,7 @@ What the TCK (``tests/compatibility/agent_card/test_agent_card_caching.py``) doe
 here against each route: ``GET {base}/.well-known/agent-card.json``, a 2xx, then
 CARD-CACHE-001 a ``Cache-Control`` header whose value contains ``max-age`` (case
 folded), CARD-CACHE-002 an ``ETag`` header, CARD-CACHE-003 a ``Last-Modified`` header (a
-MAY: skipped when absent, so only its presence passes). Our own ETag stays strong, and a
+MAY, yet a failure when absent: D-SERVE-28). Our own ETag stays strong, and a
 matching ``If-None-Match`` is still a 304.
 """
 
@@ -22,6 +22,8 @@ from a2a.server.tasks import InMemoryTaskStore
 from starlette.applications import Starlette
 
 from a2a_interview import demo, reference
+from a2a_interview.declarations import build
+from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, interview_routes
 from test_proxy import proxy_running, upstream_running
 from test_proxy_wire import _undeclared, recorder
@@ -37,7 +39,7 @@ def tck_card_caching(response: httpx.Response) -> None:
     assert "max-age" in cache_control.lower(), f"CARD-CACHE-001: {cache_control!r}"
     assert response.headers.get("etag") is not None, "CARD-CACHE-002: no ETag"
     last_modified = response.headers.get("last-modified")
-    assert last_modified is not None, "CARD-CACHE-003: no Last-Modified (skipped, not passed)"
+    assert last_modified is not None, "CARD-CACHE-003: no Last-Modified"
     assert parsedate_to_datetime(last_modified).tzinfo is not None  # an HTTP date, in GMT
 
 
@@ -89,6 +91,31 @@ async def test_the_sdk_integration_still_takes_the_callers_cache_control() -> No
     async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as c:
         got = await c.get(CARD)
     assert got.headers.get_list("cache-control") == ["no-cache, max-age=0"]
+
+
+async def _not_found(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.anyio
+async def test_the_middlewares_card_route_passes_the_tcks_card_caching_tests() -> None:
+    # D-SERVE-29: the middleware sent Cache-Control and its ETag but no Last-Modified, so
+    # the TCK's CARD-CACHE-003 failed for a card it serves (D-SERVE-28: a MAY, failed).
+    at = "http://agent.test"
+    declarations = build(reference.unsigned_card(at), reference.proposals(at))
+    transport = httpx.ASGITransport(app=InterviewMiddleware(_not_found, declarations))
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as c:
+        first = await c.get(CARD)
+        tck_card_caching(first)
+        etag = _strong(first)
+        again = await c.get(CARD, headers={"If-None-Match": etag})
+        head = await c.head(CARD)
+        later = await c.get(CARD)
+    assert (again.status_code, again.content) == (304, b"")
+    # Stable while the declarations are unchanged: the date they were taken up.
+    for response in (again, head, later):
+        assert response.headers["last-modified"] == first.headers["last-modified"]
 
 
 @pytest.mark.parametrize("declare", [False, True])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, MutableMapping
+from email.utils import formatdate
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -153,7 +154,8 @@ def carries_interview(card: Any) -> bool:
 class _Routes:
     """The paths an interview answers on, derived once per card."""
 
-    __slots__ = ("interview", "replies", "rest", "rest_versions", "rpc", "versions")
+    __slots__ = ("interview", "last_modified", "replies", "rest", "rest_versions", "rpc",
+                 "versions")  # fmt: skip
 
     def __init__(self, interview: Interview, rpc_paths: Any, rest_paths: Any) -> None:
         card = interview.card
@@ -166,6 +168,8 @@ class _Routes:
         self.rest = rest_prefixes(bases)
         self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
         self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
+        # D-SERVE-29: the card's Last-Modified is when these declarations were taken up.
+        self.last_modified = formatdate(usegmt=True).encode("ascii")
 
 
 def rest_prefixes(bases: Any) -> tuple[tuple[str, ...], ...]:
@@ -340,7 +344,7 @@ class InterviewMiddleware:
         if method == "POST" and key in routes.rpc:
             await self._jsonrpc(scope, receive, send, routes)
         elif method in ("GET", "HEAD") and key == self._card_path and self.serve_card:
-            await self._card(scope, send, routes.interview)
+            await self._card(scope, send, routes)
         elif (question := rest_question(routes.rest, segments, raw_target(scope))) is not None:
             await self._rest(scope, receive, send, routes, question)
         else:
@@ -380,9 +384,11 @@ class InterviewMiddleware:
             return
         await self.app(scope, receive, send)
 
-    async def _card(self, scope: Scope, send: Send, iv: Interview) -> None:
+    async def _card(self, scope: Scope, send: Send, routes: _Routes) -> None:
+        iv = routes.interview
         etag = b'"' + iv.card_digest[7:39].encode() + b'"'
-        await send_document(scope, send, iv.card_bytes, etag, self.cache_control)
+        await send_document(scope, send, iv.card_bytes, etag, self.cache_control,
+                            last_modified=routes.last_modified)  # fmt: skip
 
 
 async def judge_jsonrpc(
