@@ -18,6 +18,7 @@ re-exported by :mod:`a2a_interview.record`.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -57,6 +58,11 @@ def nkey_jwk(key: str) -> dict[str, str]:
 def nkey_thumbprint(key: str) -> str | None:
     """The RFC 7638 thumbprint of an nkey's Ed25519 key as an OKP JWK, so a runner key
     can be compared with a card signing key; ``None`` for a malformed nkey."""
+    return _nkey_thumbprint(key) if isinstance(key, str) else None
+
+
+@functools.lru_cache(maxsize=1024)  # every record a store reads compares its runner key
+def _nkey_thumbprint(key: str) -> str | None:
     try:
         return thumbprint(nkey_jwk(key))
     except KeyFormatError:

@@ -28,6 +28,7 @@ Pure: no I/O, no framework.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Final
@@ -117,7 +118,14 @@ def normalize_url(url: str) -> str:
     :class:`UserInfo` for a URL with userinfo and :class:`NotAnHTTPURL` for anything
     else that is not an ``http``/``https`` URL with a host and a valid port. Idempotent:
     ``normalize_url(normalize_url(u)) == normalize_url(u)``."""
-    if not isinstance(url, str) or any(c in _CONTROL for c in url) or url != url.strip():
+    if not isinstance(url, str):
+        raise NotAnHTTPURL("not an http or https URL with a host")
+    return _normalized(url)
+
+
+@functools.lru_cache(maxsize=4096)  # a store names the same agents again and again
+def _normalized(url: str) -> str:
+    if any(c in _CONTROL for c in url) or url != url.strip():
         raise NotAnHTTPURL("not an http or https URL with a host")
     try:
         parts = urlsplit(url)

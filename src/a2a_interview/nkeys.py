@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -72,6 +73,13 @@ def encode_public(key: bytes) -> str:
 
 def decode_public(text: str) -> bytes:
     """The 32-byte key of a ``U...`` nkey. Raises ``KeyFormatError``."""
+    if not isinstance(text, str):
+        raise KeyFormatError("an nkey is base32 text")
+    return _decode_public(text)
+
+
+@functools.lru_cache(maxsize=1024)  # a store reads the same few runner keys again and again
+def _decode_public(text: str) -> bytes:
     payload = _decode(text, 35)
     if payload[0] != _USER:
         raise KeyFormatError("not a user public nkey (prefix 'U')")

@@ -236,15 +236,19 @@ def _sig_bytes(text: Any) -> bytes | None:
     return raw if len(raw) == 64 and _b64u(raw) == text else None
 
 
-def verify_record_signature(record: Mapping[str, Any]) -> RecordSignature:
-    """Check the runner's signature on ``record`` (PROFILE §8). Never raises."""
+def verify_record_signature(
+    record: Mapping[str, Any], canonical: bytes | None = None
+) -> RecordSignature:
+    """Check the runner's signature on ``record`` (PROFILE §8). ``canonical``: the JCS of
+    ``record`` without ``signatures`` when the caller has it already (the store computes
+    it once for the record's identity too); computed here otherwise. Never raises."""
     if "signatures" not in record:
         return RecordSignature("unsigned")
     items = record["signatures"]
     if not isinstance(items, list) or not items:
         return RecordSignature("invalid")
     try:
-        signed = signing_bytes(record)
+        signed = signing_bytes(record) if canonical is None else RESULT_SIGNING_PREFIX + canonical
     except ValueError:
         return RecordSignature("invalid")
     keys: list[str] = []

@@ -11,12 +11,12 @@ from ...cardurl import URLRefused, normalize_url
 from ...checks import Outcome
 from ...errors import IngressError
 from ...ijson import loads
+from ...jcs import canonicalize, digest_bytes
 from ...record import (
     PARTIES,
     agent_name,
     member_at,
     parse_rfc3339,
-    record_identity,
     record_sanity,
     verify_record_signature,
 )
@@ -140,7 +140,13 @@ def columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
         raise NotARecord("outcome is not one of " + ", ".join(str(o) for o in Outcome))
     started = _utc(document.get("started_at"), "started_at")
     finished = _utc(document.get("finished_at"), "finished_at")
-    signature = verify_record_signature(document)
+    try:
+        # One canonical form serves the run's identity and the runner's signed bytes
+        # (both are the JCS of the record without `signatures`, PROFILE §8).
+        canonical = canonicalize({k: v for k, v in document.items() if k != "signatures"})
+    except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
+        raise NotARecord("the record has no canonical form") from None
+    signature = verify_record_signature(document, canonical)
     if signature.status == "invalid":
         if signature.keys:
             raise BadSignature("no runner signature by ran_by.key (PROFILE §8)")
@@ -150,10 +156,7 @@ def columns(body: bytes, now: datetime | None = None) -> dict[str, Any]:
         raise NotSane(f"{insane.detail} (PROFILE §8)", insane.reason)
     # Sane (above), its signature checked once (above): what it stands as follows.
     standing, reason = standing_given(document, signature.status)
-    try:
-        record_digest = record_identity(document)
-    except ValueError:  # pragma: no cover - strict ingress already bounds the numbers
-        raise NotARecord("the record has no canonical form") from None
+    record_digest = digest_bytes(canonical)  # record_identity, from the form above
     filed = agent_key(agent_url, card_url)
     if not holdable(filed):  # a stray % is written %25: a little longer than given
         raise NotARecord(f"agent.card_url is longer than {MAX_CARD_URL} bytes in UTF-8")
