@@ -320,3 +320,62 @@ def test_a_stock_uvicorn_command_line_can_serve_with_the_bounded_protocol() -> N
     assert response.startswith(b"HTTP/1.1 200 ")
     assert [name for name, _ in app.headers[0]] == [b"host", b"content-type",
                                                     b"transfer-encoding"]  # fmt: skip
+
+
+def _held_for_a_reader_that_takes_nothing(bounds: listen.Bounds) -> int:
+    """Bytes a streaming app gets handed on to the server for a client that never reads
+    (4 KiB receive buffer), once the server stops taking more: what one slow reader
+    costs the server in copies (D-SERVE-36)."""
+    sent = [0]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        chunk = b"x" * 65536
+        while sent[0] < 64 * 1024 * 1024:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            sent[0] += len(chunk)
+
+    with bounded(bounds, app) as address:
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.settimeout(10)
+        conn.connect(address)
+        try:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            last, still = -1, 0
+            for _ in range(100):  # at most 10 s: until the count holds for 1 s
+                time.sleep(0.1)
+                still = still + 1 if sent[0] == last else 0
+                last = sent[0]
+                if still >= 10:
+                    break
+            return last
+        finally:
+            conn.close()
+
+
+def test_a_reader_that_takes_nothing_holds_no_more_than_the_send_buffer() -> None:
+    # D-SERVE-36: each accepted socket's send buffer is fixed (256 KiB, which Linux
+    # doubles for its bookkeeping), so a client that reads nothing costs the server that
+    # plus the transport's 64 KiB high-water mark and a chunk, never the megabytes an
+    # autotuned buffer grows to (2.8 MB measured here with --send-buffer 0); the bound
+    # is given as 1 MiB to leave the kernel room.
+    held = _held_for_a_reader_that_takes_nothing(listen.Bounds())
+    assert 0 < held <= 1024 * 1024, held
+
+
+def test_the_send_buffer_option_is_0_or_a_sane_size() -> None:
+    # D-SERVE-36: 0 leaves the kernel's autotuning; anything else is 4 KiB..64 MiB.
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    listen.add_arguments(parser)
+    assert listen.bounds_from_args(parser.parse_args([])).send_buffer == 256 * 1024
+    assert listen.bounds_from_args(parser.parse_args(["--send-buffer", "0"])).send_buffer == 0
+    for bad in ("100", "-1", str(65 * 1024 * 1024), "lots"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--send-buffer", bad])
+    with pytest.raises(ValueError):
+        listen.Bounds(send_buffer=100)

@@ -34,6 +34,11 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
   48 KiB down to the low-water mark, a minimum rate of about 1.6 KB/s. The app sees
   ``http.disconnect`` (the proxy then closes the upstream stream), and what it had
   written is dropped, so a reader that takes a byte a second holds nothing for long;
+- **send buffer** (D-SERVE-36): each accepted socket's kernel send buffer is fixed at
+  ``send_buffer`` (256 KiB; 0 leaves the kernel's autotuning), so a client that reads
+  slowly cannot make the server push megabytes per connection into the kernel on its
+  behalf (up to 4 MiB each when autotuned: a wave of slow readers was a gigabyte copied
+  through the event loop while ordinary requests waited);
 - **keep-alive**: an idle connection is closed after ``keep_alive`` (5 s).
 
 An app may end a response it cannot complete (the proxy, when upstream breaks off
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -94,6 +100,7 @@ class Bounds:
     max_connections: int = 1000
     max_body: int | None = None
     max_client_connections: int | None = None  # None: a tenth of max_connections; 0: none
+    send_buffer: int = 256 * 1024  # bytes; 0: the kernel's autotuning (D-SERVE-36)
 
     def __post_init__(self) -> None:
         if self.max_header_bytes < 1024:
@@ -108,6 +115,8 @@ class Bounds:
             raise ValueError("max_body must be >= 0")
         if self.max_client_connections is not None and self.max_client_connections < 0:
             raise ValueError("max_client_connections must be >= 0")
+        if not (self.send_buffer == 0 or 4096 <= self.send_buffer <= 64 * 1024 * 1024):
+            raise ValueError("send_buffer must be 0 or between 4096 and 64 MiB")
 
     @property
     def client_share(self) -> int | None:
@@ -302,6 +311,10 @@ def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
             if len(self.connections) > bounds.max_connections:
                 self._refuse(503)
                 return
+            if bounds.send_buffer:
+                sock = transport.get_extra_info("socket")
+                with contextlib.suppress(OSError, AttributeError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, bounds.send_buffer)
             if share is not None:
                 client = client_of(self.client[0] if self.client else "")
                 if held[client] >= share:
@@ -531,6 +544,13 @@ def _count(low: int) -> Any:
     return parse
 
 
+def _send_buffer(text: str) -> int:
+    value: int = _count(0)(text)
+    if 0 < value < 4096 or value > 64 * 1024 * 1024:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither 0 nor between 4096 and 64 MiB")
+    return value
+
+
 def add_arguments(
     parser: argparse.ArgumentParser, *, max_body: int | None = None, body: bool = True
 ) -> None:
@@ -566,6 +586,11 @@ def add_arguments(
                        metavar="S", help="seconds a client may leave a response's bytes "
                        f"untaken before it is disconnected (default {d.write_timeout:g}; "
                        "about 48 KiB per S seconds at least)")  # fmt: skip
+    group.add_argument("--send-buffer", type=_send_buffer, default=d.send_buffer,
+                       metavar="BYTES", help="each connection's kernel send buffer (default "
+                       f"{d.send_buffer}; 0: the kernel's autotuning, faster for large "
+                       "responses over long paths, but a slow reader then holds up to "
+                       "megabytes)")  # fmt: skip
     if body and max_body is not None:
         group.add_argument("--max-body", type=_count(0), default=max_body, metavar="BYTES",
                            help=f"request body at most (default {max_body}; more is "
@@ -584,5 +609,6 @@ def bounds_from_args(args: argparse.Namespace, *, body: bool = True) -> Bounds:
         write_timeout=args.write_timeout,
         max_connections=args.max_connections,
         max_client_connections=args.max_client_connections,
+        send_buffer=args.send_buffer,
         max_body=getattr(args, "max_body", None) if body else None,
     )
