@@ -71,6 +71,7 @@ from .run import (
     progress,
     transport_incomplete,
 )
+from .sampling import Sampler
 from .signatures import card_signature
 from .urls import check_url, origin_text
 
@@ -97,6 +98,10 @@ class _Procedure:
         self.url = url
         self.options = options
         self.calls = Calls(session, options.client)
+        # D-VERIFY-63: one draw for the procedure, so the re-run asks what the first did.
+        self.sampler = Sampler(
+            options.rng, options.selectors_per_question, thorough=options.thorough
+        )
 
     def _progress(self, stage: str) -> None:
         progress(self.options, stage)
@@ -178,7 +183,13 @@ class _Procedure:
             self.session, self.options, card, usable, state, request_id=self.calls.next_id()
         )
         limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
-        usable = bounded(usable, limit, "interfaces_not_asked", state)
+        asked = state.asked = self.sampler.new_run()
+        if self.sampler.thorough:
+            usable = bounded(usable, limit, "interfaces_not_asked", state)
+        else:  # D-VERIFY-63: each binding on one interface, the others only in its stead
+            bindings = self.sampler.interfaces(usable, asked)
+            usable = [i for group in bounded(bindings, limit, "interfaces_not_asked", state)
+                      for i in group]  # fmt: skip
 
         # Answers are compared across the interfaces that share a card variant; the
         # first interface of a variant is asked every question twice (determinism), the
@@ -190,6 +201,8 @@ class _Procedure:
         failure: TransportFailure | None = None
         unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
         for interface in usable:
+            if asked.covers(interface):
+                continue  # sampled: its binding was interviewed on another interface
             self._progress(f"interface {interface.binding}")
             variant = await card_variant(self.session, self.options, interface, state)
             before = (set(state.performed), dict(state.conflicts), len(state.advisories))
@@ -197,6 +210,7 @@ class _Procedure:
                 got = await interview(
                     self.calls, interface, variant.declared, state,
                     max_skills=self.options.max_skills, twice=variant.digest not in asked_twice,
+                    sampler=self.sampler,
                 )  # fmt: skip
             except AddressRefused:
                 # A name judged at the connection is skipped as a literal is on sight
@@ -224,8 +238,10 @@ class _Procedure:
                 )  # fmt: skip
                 if abandoned.failure is None:
                     interviewed += 1  # it answered, not in its binding: judged as it did
+                    asked.interviewed(interface)
                 continue
             interviewed += 1
+            asked.interviewed(interface)
             asked_twice.add(variant.digest)
             for (question, skill), body in got.items():
                 first = answers.setdefault((variant.digest, question, skill), (interface.url, body))
