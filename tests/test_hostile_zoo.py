@@ -389,7 +389,8 @@ def test_verify_deadline_ends_a_slow_agent_with_its_record_written(tmp_path: Pat
 
     record = tmp_path / "record.json"
     with serve(slow) as origin:
-        code = main(["verify", origin, "--deadline", "2", "--record", str(record)])
+        # --thorough: every skill on both interfaces (a sampled run is ~30 calls).
+        code = main(["verify", origin, "--deadline", "2", "--record", str(record), "--thorough"])
     assert code == 3
     document = json.loads(record.read_text())
     SCHEMA.validate(document)

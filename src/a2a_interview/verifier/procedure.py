@@ -71,7 +71,7 @@ from .run import (
     progress,
     transport_incomplete,
 )
-from .sampling import Sampler
+from .sampling import Sampler, in_turn
 from .signatures import card_signature
 from .urls import check_url, origin_text
 
@@ -188,8 +188,7 @@ class _Procedure:
             usable = bounded(usable, limit, "interfaces_not_asked", state)
         else:  # D-VERIFY-63: each binding on one interface, the others only in its stead
             bindings = self.sampler.interfaces(usable, asked)
-            usable = [i for group in bounded(bindings, limit, "interfaces_not_asked", state)
-                      for i in group]  # fmt: skip
+            usable = in_turn(bounded(bindings, limit, "interfaces_not_asked", state))[:limit]
 
         # Answers are compared across the interfaces that share a card variant; the
         # first interface of a variant is asked every question twice (determinism), the

@@ -27,7 +27,7 @@ from ..checks import Interface
 from ..record import Sampling
 from ..spec import QUESTIONS, SELECTOR_QUESTIONS
 
-__all__ = ["SELECTING", "SELECTORS_PER_QUESTION", "Asked", "Sampler"]
+__all__ = ["SELECTING", "SELECTORS_PER_QUESTION", "Asked", "Sampler", "in_turn"]
 
 # The selector questions, in the order an interface is asked them.
 SELECTING: Final = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
@@ -66,6 +66,12 @@ class Asked:
             tuple((b, url, of) for b, (url, of) in self.interfaces.items()),
             tuple((q, tuple(self.selectors.get(q, ()))) for q in SELECTING),
         )
+
+
+def in_turn(bindings: list[list[Interface]]) -> list[Interface]:
+    """The order interfaces are tried in: each binding's drawn one, then the others in
+    their stead (never more than the bound of 16 in all: the caller cuts the list)."""
+    return [group[0] for group in bindings] + [i for group in bindings for i in group[1:]]
 
 
 class Sampler:
@@ -113,3 +119,4 @@ class Sampler:
         said = asked.selectors.setdefault(question, [])
         said += [s for s in chosen if s not in said]
         return chosen
+
