@@ -177,6 +177,7 @@ PART_ORDERS: dict[str, list[str]] = {
         "addresses",
         "bodies",
         "client",
+        "sampling",
         "run",
         "calls",
         "questions",
