@@ -1,8 +1,9 @@
 """The verifier: the procedure of interview §8 with the checks of PROFILE §7 (a driver).
 
 :func:`verify` fetches the card, checks its signature, reads the interview entry,
-verifies every terms entry (terms §3), interviews every JSON-RPC and HTTP+JSON interface
-the card declares, runs the diff, and on any conflict re-runs the whole procedure once
+verifies every terms entry (terms §3), interviews the JSON-RPC and HTTP+JSON interfaces
+the card declares (every one with ``thorough``, else one per binding: :mod:`.sampling`,
+D-VERIFY-63), runs the diff, and on any conflict re-runs the whole procedure once
 after ``churn_delay`` with a fresh card and proposals (interview §7 rule 3). It returns
 a :class:`~a2a_interview.record.ResultRecord`. The judging is done by the pure
 functions of ``checks``; the procedure only moves bytes and keeps the account. Its
