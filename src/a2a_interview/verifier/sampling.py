@@ -119,4 +119,3 @@ class Sampler:
         said = asked.selectors.setdefault(question, [])
         said += [s for s in chosen if s not in said]
         return chosen
-
