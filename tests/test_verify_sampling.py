@@ -324,3 +324,59 @@ def test_verify_many_and_the_worker_take_thorough(command: list[str]) -> None:
     for flag, expected in (([], False), (["--thorough"], True)):
         args = parser.parse_args([*command, *extra, *flag])
         assert verify_options(args).thorough is expected
+
+
+# --- what a sampled run still checks on every interface ---------------------------------
+
+
+class ByVersion:
+    """One agent for requests carrying ``A2A-Version: 1.0``, another for the rest."""
+
+    def __init__(self, default: Any, v1: Any) -> None:
+        self.default, self.v1 = default, v1
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        version = dict(scope.get("headers") or []).get(b"a2a-version", b"").strip()
+        await (self.v1 if version == b"1.0" else self.default)(scope, receive, send)
+
+
+async def test_every_interface_s_card_variant_is_checked_whatever_is_drawn() -> None:
+    """PROFILE §7, D-VERIFY-63: the card variant of an interface not drawn is still
+    fetched and its signature judged. Two JSON-RPC interfaces, 0.3 (the default card)
+    and 1.0 (a card whose signature does not verify): non_conformant under
+    card_signature whichever the draw interviews."""
+
+    def interfaces(card: dict[str, Any]) -> dict[str, Any]:
+        origin = card["supportedInterfaces"][0]["url"].split("/a2a/")[0]
+        card["supportedInterfaces"] = [
+            {"url": origin + JSONRPC_PATH, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": f"{origin}{JSONRPC_PATH}?{SECOND}", "protocolBinding": "JSONRPC",
+             "protocolVersion": "1.0"},
+            {"url": origin + REST_PATH, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
+        ]  # fmt: skip
+        return card
+
+    def tamper(card: dict[str, Any]) -> dict[str, Any]:
+        card["description"] += " (changed after signing)"
+        return card
+
+    def factory(origin: str) -> Any:
+        return ByVersion(
+            honest(origin, edit_card=interfaces),
+            honest(origin, edit_card=interfaces, tamper=tamper),
+        )
+
+    drawn = set()
+    for seed in range(6):
+        document = await run(factory, rng=random.Random(seed))
+        assert document["outcome"] == "non_conformant", seed
+        (variant,) = document["agent"]["card_signature"]["variants"]
+        assert (variant["version"], variant["status"]) == ("1.0", "invalid")
+        assert all(
+            any(c["check"] == "card_signature" for c in r["conflicts"]) for r in document["runs"]
+        )
+        chosen = {
+            i["binding"]: i["interface"] for i in document["runs"][0]["sampling"]["interfaces"]
+        }
+        drawn.add(chosen["JSONRPC"].endswith("?" + SECOND))
+    assert drawn == {True, False}  # the 1.0 interface was drawn, and was not

@@ -202,7 +202,10 @@ class _Procedure:
         unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
         for interface in usable:
             if asked.covers(interface):
-                continue  # sampled: its binding was interviewed on another interface
+                # Sampled: its binding was interviewed on another interface. Its card
+                # variant is still fetched and checked (PROFILE §7): no question asked.
+                await card_variant(self.session, self.options, interface, state)
+                continue
             self._progress(f"interface {interface.binding}")
             variant = await card_variant(self.session, self.options, interface, state)
             before = (set(state.performed), dict(state.conflicts), len(state.advisories))
