@@ -31,6 +31,7 @@ NICE := nice -n 10
 bench: $(STAMP)
 	$(NICE) $(BIN)/python bench/core.py
 	$(NICE) $(BIN)/python bench/verify.py
+	$(NICE) $(BIN)/python bench/calls.py
 	$(NICE) $(BIN)/python bench/verify_many.py
 	@if command -v wrk >/dev/null; then $(NICE) $(BIN)/python bench/serve.py; \
 	else echo "SKIPPED bench/serve.py: its load generator wrk is not on PATH (apt-get install wrk)"; fi

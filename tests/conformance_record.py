@@ -116,7 +116,8 @@ def record(mode: str) -> dict[str, Any]:
 
 
 async def _verify(origin: str) -> dict[str, Any]:
-    result = await verify(origin, churn_delay=0)
+    # Thorough (D-TEST-45): a vector holds every ask, replayed thorough.
+    result = await verify(origin, churn_delay=0, thorough=True)
     document: dict[str, Any] = result.to_json()  # type: ignore[union-attr]
     return document
 

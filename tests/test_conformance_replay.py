@@ -32,7 +32,8 @@ FILES = sorted(p.name for p in VERIFIER.glob("*.json"))
 
 def _replayed(exchanges: Any) -> dict[str, Any]:
     async def go(origin: str) -> dict[str, Any]:
-        result = await verify(origin, churn_delay=0)
+        # Recorded thorough (D-TEST-45): every recorded ask is asked again.
+        result = await verify(origin, churn_delay=0, thorough=True)
         document: dict[str, Any] = result.to_json()  # type: ignore[union-attr]
         return document
 
@@ -110,7 +111,7 @@ def test_the_replay_command_serves_a_vector(tmp_path: Path) -> None:
             assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        document = anyio.run(lambda: verify(origin, churn_delay=0))
+        document = anyio.run(lambda: verify(origin, churn_delay=0, thorough=True))
     finally:
         process.terminate()
         process.wait(10)

@@ -105,30 +105,33 @@ def default_proxy(upstream: str) -> Iterator[str]:
             process.communicate()
 
 
-def _consistent(document: dict[str, Any]) -> None:
+def _consistent(document: dict[str, Any], *, thorough: bool) -> None:
     assert document["outcome"] == "consistent", (
         document.get("incomplete") or [c for run in document["runs"] for c in run["conflicts"]][:3]
     )
     assert not any(a["reason"] == "selectors_not_asked" for a in document["advisories"])
     interfaces = {call["interface"] for call in document["runs"][0]["calls"]}
-    assert len(interfaces) == 3
+    # Thorough, every interface; sampled (the default, D-VERIFY-63), one per binding.
+    assert len(interfaces) == (3 if thorough else len(set(PATHS.values())))
 
 
-async def test_a_default_verify_finishes_behind_a_default_proxy() -> None:
+@pytest.mark.parametrize("thorough", [False, True])
+async def test_a_default_verify_finishes_behind_a_default_proxy(thorough: bool) -> None:
     with (
         serve(lambda o: plain_agent(o, card_of(o, declared=False))) as upstream,
         default_proxy(upstream) as proxy,
     ):
-        record = await verify(proxy)  # every option its default
-    _consistent(record.to_json())
+        record = await verify(proxy, thorough=thorough)  # every other option its default
+    _consistent(record.to_json(), thorough=thorough)
 
 
-async def test_a_default_verify_finishes_behind_the_default_middleware() -> None:
+@pytest.mark.parametrize("thorough", [False, True])
+async def test_a_default_verify_finishes_behind_the_default_middleware(thorough: bool) -> None:
     def factory(origin: str) -> Any:
         card = card_of(origin, declared=True)
         declarations = build(card, reference.proposals(origin))
         return InterviewMiddleware(plain_agent(origin, card), declarations)
 
     with serve(factory) as origin:
-        record = await verify(origin)
-    _consistent(record.to_json())
+        record = await verify(origin, thorough=thorough)
+    _consistent(record.to_json(), thorough=thorough)

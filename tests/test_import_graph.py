@@ -178,6 +178,7 @@ PART_ORDERS: dict[str, list[str]] = {
         "addresses",
         "bodies",
         "client",
+        "sampling",
         "run",
         "calls",
         "questions",

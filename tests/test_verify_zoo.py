@@ -3,13 +3,19 @@
 Each rogue is the honest agent (``agents.honest``) plus one mutation. Each test names
 the check code and reason it must be caught under, and the outcome. The honest agent,
 and the real a2a-sdk demo agent, must come out ``consistent`` with no conflict.
+
+Every test runs twice (docs/decisions.md D-TEST-45): sampled, the default run of
+D-VERIFY-63 (with a seeded source), and ``thorough``. No rogue here lies under some
+selectors or some interfaces only, so each is caught in both modes; the lies a sampled
+run catches only by its draw are in ``tests/test_verify_sampling.py``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jsonschema
@@ -21,8 +27,9 @@ from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
 from a2a_interview.report import junit_xml, render_report
-from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, SELECTOR_QUESTIONS, TERMS_URI
 from a2a_interview.verifier import verify
+from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
 from servers import closed_port_url, serve
@@ -32,9 +39,23 @@ SCHEMA = jsonschema.Draft202012Validator(schema())
 RECONCILE = "reconcile-statement.sow.json"
 
 
+MODE: dict[str, bool] = {"thorough": False}
+
+
+@pytest.fixture(autouse=True, params=["sampled", "thorough"])
+def mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """D-TEST-45: each test in both modes; ``interview`` runs in the current one."""
+    MODE["thorough"] = request.param == "thorough"
+    yield request.param
+    MODE["thorough"] = False
+
+
 async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
-    """Serve ``factory`` on loopback, verify it, validate the record, return its JSON."""
+    """Serve ``factory`` on loopback, verify it in the current mode (a seeded draw when
+    sampled), validate the record, return its JSON."""
     options.setdefault("churn_delay", 0)
+    options.setdefault("thorough", MODE["thorough"])
+    options.setdefault("rng", random.Random(63))
     with serve(factory) as origin:
         record = await verify(origin, **options)
     assert isinstance(record, ResultRecord)
@@ -97,16 +118,21 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert advised(document) == {("transport", "loopback_http")}
     # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes on the
     # first; on the second, of the same card variant, each question once, its bytes compared
-    # with the first's (docs/decisions.md D-CLI-8, "Defaults that fit").
+    # with the first's (docs/decisions.md D-CLI-8, "Defaults that fit"). Sampled
+    # (D-VERIFY-63): 2 of the 3 skills for each selector question.
+    skills = 3 if MODE["thorough"] else SELECTORS_PER_QUESTION
+    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
     calls = document["runs"][0]["calls"]
-    assert len(calls) == (1 + 2 * 11 + 2) + (1 + 11 + 2)
+    assert len(calls) == (1 + 2 * asks + 2) + (1 + asks + 2)
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
+    mode = "thorough" if MODE["thorough"] else "sampled"
+    assert document["runs"][0]["sampling"]["mode"] == mode
 
 
 async def test_a_bounded_run_says_what_it_left_out() -> None:
     # A hostile card cannot make one run unbounded (docs/decisions.md D-CLI-6): what
     # the bounds leave out is an advisory, never a conflict and never silence.
-    document = await interview(honest, max_skills=1, max_interfaces=1)
+    document = await interview(honest, max_skills=1, max_interfaces=1, thorough=True)
     assert document["outcome"] == "consistent"
     assert {("coverage", "selectors_not_asked"), ("coverage", "interfaces_not_asked")} <= (
         advised(document)

@@ -91,6 +91,7 @@ __all__ = [
     "RecordSignature",
     "ResultRecord",
     "Run",
+    "Sampling",
     "SanityReason",
     "Standing",
     "StandingReason",
@@ -361,6 +362,37 @@ class Incomplete:
 
 
 @dataclass(frozen=True, slots=True)
+class Sampling:
+    """``runs[i].sampling`` (D-RECORD-25): what a run asked of what it could have.
+    ``mode`` is ``thorough`` (every interface and skill selector, within the bounds) or
+    ``sampled`` (D-VERIFY-63): each binding on one of its interfaces (``interfaces``:
+    binding, the interface interviewed or ``None``, of how many the card declares) and
+    each selector question with ``per_question`` of the ``skills`` declared skill ids
+    (``selectors``: question, the ids asked). A record without it is an older one, whose
+    runs were thorough."""
+
+    mode: Literal["sampled", "thorough"]
+    per_question: int | None = None
+    skills: int = 0
+    interfaces: tuple[tuple[str, str | None, int], ...] = ()
+    selectors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def to_json(self) -> JSONObject:
+        if self.mode == "thorough":
+            return {"mode": "thorough"}
+        return {
+            "mode": self.mode,
+            "selectors_per_question": self.per_question,
+            "skills": self.skills,
+            "interfaces": [
+                {"binding": binding, "interface": url, "of": of}
+                for binding, url, of in self.interfaces
+            ],
+            "selectors": {question: list(ids) for question, ids in self.selectors},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """One pass of the whole procedure (PROFILE §7, §8)."""
 
@@ -370,6 +402,7 @@ class Run:
     conflicts: tuple[Conflict, ...]
     checks: Mapping[Check, CheckStatus]
     incomplete: Incomplete | None = None
+    sampling: Sampling | None = None
 
     def to_json(self) -> JSONObject:
         out: JSONObject = {
@@ -381,6 +414,8 @@ class Run:
         }
         if self.incomplete is not None:
             out["incomplete"] = self.incomplete.to_json()
+        if self.sampling is not None:
+            out["sampling"] = self.sampling.to_json()
         return out
 
 

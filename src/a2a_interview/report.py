@@ -217,6 +217,27 @@ def _advisory_text(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+
+def _sampled(sampling: dict[str, Any]) -> str | None:
+    """What a sampled run asked (D-VERIFY-63), in counts (skill ids are peer text); None
+    for a thorough run and for an older record, which has no ``sampling``."""
+    if sampling.get("mode") != "sampled":
+        return None
+    skills = sampling.get("skills")
+    asked = [
+        f"{_bare(question)} with {len(_list(ids))} of {_count(skills)} skill selectors"
+        for question, ids in _obj(sampling.get("selectors")).items()
+    ]
+    asked += [
+        f"{_bare(item.get('binding'))} on 1 of {_count(item.get('of'))} interfaces"
+        for item in map(_obj, _list(sampling.get("interfaces")))
+    ]
+    return "Sampled (--thorough asks every skill selector on every interface): " + "; ".join(asked)
+
+
 def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     """The human report of a record: outcome, who ran it and its standing, the card
     signature and the reading that verified, each check passed or failed, each
@@ -288,6 +309,9 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
                     lines += _conflict_lines(conflict)
     if len(runs) > 1:
         lines += ["", "Runs: 2 (a conflict triggered one re-run with a fresh card and proposals)"]
+    sampled = _sampled(_obj(_obj(runs[0]).get("sampling"))) if runs else None
+    if sampled is not None:
+        lines += ["", sampled]
 
     proposals = [_obj(p) for p in _list(_obj(runs[-1]).get("proposals"))] if runs else []
     if proposals:

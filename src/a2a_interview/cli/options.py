@@ -280,9 +280,16 @@ def add_procedure(parser: argparse.ArgumentParser) -> None:
         help="time bound of each HTTP exchange (default 10)",
     )  # fmt: skip
     group.add_argument(
+        "--thorough", action="store_true",
+        help="ask every skill selector on every interface (the bounds below hold); by "
+        "default each binding is asked on one interface drawn at random and each "
+        "selector question with 2 skill ids drawn at random, so a run's calls do not "
+        "grow with the card (docs/decisions.md D-VERIFY-63)",
+    )  # fmt: skip
+    group.add_argument(
         "--max-skills", type=limit, default=256, metavar="N",
-        help="ask the selectors of at most N skills; the rest is an advisory "
-        "(default 256; 0: all)",
+        help="with --thorough, ask the selectors of at most N skills; the rest is an "
+        "advisory (default 256; 0: all)",
     )  # fmt: skip
     group.add_argument(
         "--max-interfaces", type=limit, default=MAX_INTERFACES, metavar="N",
@@ -380,5 +387,6 @@ def verify_options(args: argparse.Namespace, **extra: Any) -> Any:
         max_skills=args.max_skills,
         max_interfaces=args.max_interfaces,
         max_requests=args.max_requests,
+        thorough=args.thorough,
         **extra,
     )

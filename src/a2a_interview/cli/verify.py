@@ -69,6 +69,11 @@ examples:
   API_TOKEN=... a2a-interview verify https://agent.example --bearer-env API_TOKEN
   API_TOKEN=... a2a-interview verify https://www.agent.example --bearer-env API_TOKEN \\
       --credentials-origin https://api.agent.example
+  a2a-interview verify https://agent.example --thorough   # every skill, every interface
+
+By default a run asks each binding on one interface and each selector question with 2
+skill ids, drawn at random (about 33 calls, whatever the card); a lie under one skill of
+n is caught with probability 2/n per run. --thorough asks everything.
 
 The report says, check by check, what passed and what failed, each conflict with the
 declared value expected and the value the agent gave, the card signature and the

@@ -1,8 +1,9 @@
 """The verifier: the procedure of interview §8 with the checks of PROFILE §7 (a driver).
 
 :func:`verify` fetches the card, checks its signature, reads the interview entry,
-verifies every terms entry (terms §3), interviews every JSON-RPC and HTTP+JSON interface
-the card declares, runs the diff, and on any conflict re-runs the whole procedure once
+verifies every terms entry (terms §3), interviews the JSON-RPC and HTTP+JSON interfaces
+the card declares (every one with ``thorough``, else one per binding: :mod:`.sampling`,
+D-VERIFY-63), runs the diff, and on any conflict re-runs the whole procedure once
 after ``churn_delay`` with a fresh card and proposals (interview §7 rule 3). It returns
 a :class:`~a2a_interview.record.ResultRecord`. The judging is done by the pure
 functions of ``checks``; the procedure only moves bytes and keeps the account. Its
@@ -71,6 +72,7 @@ from .run import (
     progress,
     transport_incomplete,
 )
+from .sampling import Sampler, in_turn
 from .signatures import card_signature
 from .urls import check_url, origin_text
 
@@ -97,6 +99,10 @@ class _Procedure:
         self.url = url
         self.options = options
         self.calls = Calls(session, options.client)
+        # D-VERIFY-63: one draw for the procedure, so the re-run asks what the first did.
+        self.sampler = Sampler(
+            options.rng, options.selectors_per_question, thorough=options.thorough
+        )
 
     def _progress(self, stage: str) -> None:
         progress(self.options, stage)
@@ -178,7 +184,12 @@ class _Procedure:
             self.session, self.options, card, usable, state, request_id=self.calls.next_id()
         )
         limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
-        usable = bounded(usable, limit, "interfaces_not_asked", state)
+        asked = state.asked = self.sampler.new_run()
+        if self.sampler.thorough:
+            usable = bounded(usable, limit, "interfaces_not_asked", state)
+        else:  # D-VERIFY-63: each binding on one interface, the others only in its stead
+            bindings = self.sampler.interfaces(usable, asked)
+            usable = in_turn(bounded(bindings, limit, "interfaces_not_asked", state))[:limit]
 
         # Answers are compared across the interfaces that share a card variant; the
         # first interface of a variant is asked every question twice (determinism), the
@@ -190,6 +201,11 @@ class _Procedure:
         failure: TransportFailure | None = None
         unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
         for interface in usable:
+            if asked.covers(interface):
+                # Sampled: its binding was interviewed on another interface. Its card
+                # variant is still fetched and checked (PROFILE §7): no question asked.
+                await card_variant(self.session, self.options, interface, state)
+                continue
             self._progress(f"interface {interface.binding}")
             variant = await card_variant(self.session, self.options, interface, state)
             before = (set(state.performed), dict(state.conflicts), len(state.advisories))
@@ -197,6 +213,7 @@ class _Procedure:
                 got = await interview(
                     self.calls, interface, variant.declared, state,
                     max_skills=self.options.max_skills, twice=variant.digest not in asked_twice,
+                    sampler=self.sampler,
                 )  # fmt: skip
             except AddressRefused:
                 # A name judged at the connection is skipped as a literal is on sight
@@ -224,8 +241,10 @@ class _Procedure:
                 )  # fmt: skip
                 if abandoned.failure is None:
                     interviewed += 1  # it answered, not in its binding: judged as it did
+                    asked.interviewed(interface)
                 continue
             interviewed += 1
+            asked.interviewed(interface)
             asked_twice.add(variant.digest)
             for (question, skill), body in got.items():
                 first = answers.setdefault((variant.digest, question, skill), (interface.url, body))

@@ -2,7 +2,8 @@
 
 1. the inactive probe: ``interview/identity`` without activation;
 2. every question asked twice under activation (determinism): the five, then ``usage``
-   and ``terms`` with each declared skill id as selector (at most ``max_skills``);
+   and ``terms`` with each declared skill id as selector (at most ``max_skills``), or,
+   sampled (the default, D-VERIFY-63), with the few the :class:`~.sampling.Sampler` draws;
 3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage`` with
    a selector that matches nothing (closure_selector).
 
@@ -31,6 +32,7 @@ from ..checks import (
 from ..spec import QUESTIONS
 from .calls import Calls
 from .run import RunState, bounded
+from .sampling import SELECTING, Sampler
 
 __all__ = ["CLOSURE_METHOD", "interview"]
 
@@ -46,10 +48,13 @@ async def interview(
     *,
     max_skills: int | None,
     twice: bool = True,
+    sampler: Sampler | None = None,
 ) -> dict[tuple[str, str | None], bytes]:
     """Interview one interface; returns each question's answer bytes for the
     cross-interface comparison. Unless ``twice``, each question is asked once: its
-    determinism is then the agreement with the interface asked twice."""
+    determinism is then the agreement with the interface asked twice. With a
+    ``sampler`` that is not thorough, each selector question is asked with the skill
+    ids it draws (D-VERIFY-63), else with every declared one (at most ``max_skills``)."""
     url = interface.url
     exchange, _ = await calls.call(state, interface, "identity", None, activated=False)
     state.performed.add(Check.inactive_probe)
@@ -58,9 +63,14 @@ async def interview(
     state.advisories += advisories
 
     skills = list(dict.fromkeys(declared.interview.skill_ids))
-    skills = bounded(skills, max_skills, "selectors_not_asked", state)
+    if sampler is None or sampler.thorough or state.asked is None:
+        skills = bounded(skills, max_skills, "selectors_not_asked", state)
+        chosen = {q: set(skills) for q in SELECTING}
+    else:
+        asked = state.asked
+        chosen = {q: set(sampler.selectors(q, skills, max_skills, asked)) for q in SELECTING}
     asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
-    asks += [(q, s) for s in skills for q in ("usage", "terms")]
+    asks += [(q, s) for s in skills for q in SELECTING if s in chosen[q]]
     answers: dict[tuple[str, str | None], bytes] = {}
     for question, skill in asks:
         where = Where(url, question, skill)

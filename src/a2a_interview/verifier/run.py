@@ -12,6 +12,7 @@ holds).
 from __future__ import annotations
 
 import functools
+import random
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from ..record import (
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .client import ClientOptions
 from .failures import CAUSES, TransportFailure, without_credentials
+from .sampling import SELECTORS_PER_QUESTION, Asked
 from .urls import origin_text
 
 __all__ = [
@@ -78,6 +80,11 @@ class VerifyOptions:
     the request budget of one run (PROFILE §7; ``None``: none); when it is spent the run
     ends ``unreachable`` with reason ``request_budget``. ``progress``: called with a
     short stage name. ``clock``: gives ``started_at``/``finished_at`` (UTC-aware).
+    ``thorough``: every interface and every skill selector is asked (within the bounds
+    above); else, the default, each binding is interviewed on one of its interfaces and
+    each selector question asked with ``selectors_per_question`` skill ids, drawn from
+    ``rng`` (``None``: ``random.SystemRandom``), so a run's request count does not grow
+    with the card (D-VERIFY-63; the record's ``runs[i].sampling`` says what was asked).
     """
 
     party: Party = "third_party"
@@ -95,6 +102,9 @@ class VerifyOptions:
     max_requests: int | None = MAX_REQUESTS
     progress: Callable[[str], None] | None = None
     clock: Callable[[], datetime] = _utcnow
+    thorough: bool = False
+    selectors_per_question: int = SELECTORS_PER_QUESTION
+    rng: random.Random | None = None
 
 
 class Abandoned(Exception):
@@ -195,6 +205,7 @@ class RunState:
     variant_signatures: dict[str, CardSignature] = field(default_factory=dict)
     documents: dict[str, bytes | None] = field(default_factory=dict)  # proposals by url
     jwks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by jku
+    asked: Asked | None = None  # D-VERIFY-63: what was asked of what could have been
 
     def add(self, conflicts: list[Conflict]) -> None:
         for conflict in conflicts:
@@ -213,6 +224,7 @@ class RunState:
             conflicts,
             run_statuses(self.performed, conflicts, self.advisories, self.failed),
             self.incomplete,
+            self.asked.to_record() if self.asked is not None else None,
         )
 
 

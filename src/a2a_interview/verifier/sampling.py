@@ -1,0 +1,121 @@
+"""What a default run asks: one interface per binding and a few skill selectors, drawn
+at random (docs/decisions.md D-VERIFY-63).
+
+The draft calls its procedure cheap (interview §8: five reads and a diff), so by default
+a run's request count does not grow with the card's skills or interfaces: each binding
+(JSONRPC, HTTP+JSON) is interviewed on one of its interfaces, and each selector question
+(``usage``, ``terms``) is asked with ``k`` of the declared skill ids. An agent lying under
+one selector of ``n`` is caught with probability ``k/n`` per run and surely over repeated
+runs; one lying on one interface of ``m`` of a binding, with probability ``1/m``. With
+``thorough`` every interface (at most 16) and every skill (at most ``max_skills``) is
+asked, as before.
+
+The draw is the driver's (the core stays deterministic), from an injectable source
+(``VerifyOptions.rng``: seedable in tests; ``random.SystemRandom`` by default). It is
+made once per procedure: the re-run that follows a conflict (interview §7 rule 3) asks
+what the first run asked, as far as its card still declares it, so a conflict can be
+seen twice. Each run records what it asked (``runs[i].sampling``, D-RECORD-25).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Final
+
+from ..checks import Interface
+from ..record import Sampling
+from ..spec import QUESTIONS, SELECTOR_QUESTIONS
+
+__all__ = ["SELECTING", "SELECTORS_PER_QUESTION", "Asked", "Sampler", "in_turn"]
+
+# The selector questions, in the order an interface is asked them.
+SELECTING: Final = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
+SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
+
+
+@dataclass
+class Asked:
+    """What one run asked of what it could have, kept while it runs (so a run cut short
+    still says it): by binding, the interface interviewed and how many the card
+    declares; by selector question, the skill ids asked."""
+
+    thorough: bool
+    per_question: int
+    skills: int = 0
+    interfaces: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    selectors: dict[str, list[str]] = field(default_factory=dict)
+
+    def covers(self, interface: Interface) -> bool:
+        """Whether, sampled, ``interface``'s binding was interviewed on another."""
+        chosen = self.interfaces.get(str(interface.binding))
+        return not self.thorough and chosen is not None and chosen[0] is not None
+
+    def interviewed(self, interface: Interface) -> None:
+        binding = str(interface.binding)
+        if not self.thorough and binding in self.interfaces:
+            self.interfaces[binding] = (interface.url, self.interfaces[binding][1])
+
+    def to_record(self) -> Sampling:
+        if self.thorough:
+            return Sampling("thorough")
+        return Sampling(
+            "sampled",
+            self.per_question,
+            self.skills,
+            tuple((b, url, of) for b, (url, of) in self.interfaces.items()),
+            tuple((q, tuple(self.selectors.get(q, ()))) for q in SELECTING),
+        )
+
+
+def in_turn(bindings: list[list[Interface]]) -> list[Interface]:
+    """The order interfaces are tried in: each binding's drawn one, then the others in
+    their stead (never more than the bound of 16 in all: the caller cuts the list)."""
+    return [group[0] for group in bindings] + [i for group in bindings for i in group[1:]]
+
+
+class Sampler:
+    """The draws of one procedure (both its runs), from ``rng``."""
+
+    def __init__(self, rng: random.Random | None, per_question: int, *, thorough: bool) -> None:
+        self.rng = rng if rng is not None else random.SystemRandom()
+        self.per_question = max(per_question, 1)
+        self.thorough = thorough
+        self._orders: dict[tuple[str, ...], list[str]] = {}  # a binding's urls: drawn order
+        self._chosen: dict[str, list[str]] = {}  # selector question: the ids drawn
+
+    def new_run(self) -> Asked:
+        return Asked(self.thorough, self.per_question)
+
+    def interfaces(self, usable: list[Interface], asked: Asked) -> list[list[Interface]]:
+        """``usable`` by binding (in card order), each binding's interfaces in the order
+        they are tried: drawn, the first that can be interviewed is the binding's, the
+        others are tried only in its stead."""
+        groups: dict[str, list[Interface]] = {}
+        for interface in usable:
+            groups.setdefault(str(interface.binding), []).append(interface)
+        ordered: list[list[Interface]] = []
+        for binding, group in groups.items():
+            urls = tuple(dict.fromkeys(i.url for i in group))
+            if urls not in self._orders:  # the re-run tries them in the same order
+                self._orders[urls] = self.rng.sample(list(urls), len(urls))
+            rank = {url: n for n, url in enumerate(self._orders[urls])}
+            ordered.append(sorted(group, key=lambda i: rank[i.url]))
+            asked.interfaces[binding] = (None, len(group))
+        return ordered
+
+    def selectors(
+        self, question: str, skills: list[str], limit: int | None, asked: Asked
+    ) -> list[str]:
+        """The skill ids ``question`` is asked with on one interface: ``k`` of
+        ``skills`` (never more than ``limit``), those drawn before first as far as
+        ``skills`` still holds them (another interface, the re-run), the rest drawn."""
+        k = min(self.per_question, len(skills), limit if limit is not None else len(skills))
+        kept = [s for s in self._chosen.get(question, ()) if s in skills][:k]
+        rest = [s for s in skills if s not in kept]
+        chosen = kept + self.rng.sample(rest, k - len(kept))
+        self._chosen[question] = chosen
+        asked.skills = max(asked.skills, len(skills))
+        said = asked.selectors.setdefault(question, [])
+        said += [s for s in chosen if s not in said]
+        return chosen
