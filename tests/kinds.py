@@ -131,6 +131,18 @@ KINDS: dict[str, str] = {
     "test_conformance_cli": "behaviour",  # the runner's table, JUnit and exit codes
     "test_hostile_keys": "behaviour",
     "test_bench_runs": "behaviour",  # every bench teaches its use; the ledger ones run
+    "test_cardurl": "vectors",  # RFC 3986 §6.2.2 normalization, URLs written out
+    "test_proposal_signers": "behaviour",  # only a committed document names agent keys
+    "test_ledger_verified": "behaviour",  # runners by verified keys, one agent one line
+    "test_ledger_lows": "behaviour",
+    "test_ledger_short_search": "behaviour",
+    "test_ledger_import_stream": "behaviour",
+    "test_worker_recovery": "behaviour",  # a real worker SIGKILLed on real PostgreSQL
+    "test_proxy_connections": "transport",  # the proxy's bounded upstream connections
+    "test_proxy_framing": "transport",  # upstream framing per RFC 9112
+    "test_proxy_slow_readers": "behaviour",
+    "test_conformance_ci": "behaviour",  # the conformance CI recipe run as written
+    "test_verify_sampling": "behaviour",  # what a default run asks, and what it catches
 }
 
 

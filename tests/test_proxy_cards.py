@@ -192,10 +192,11 @@ async def test_a_grpc_only_card_is_refused_at_start_in_the_verifiers_terms(decla
 
 
 def test_a_grpc_only_card_is_one_line_and_exit_3_from_the_command() -> None:
-    from test_proxy_cli import _free_port, _refusal
+    from test_proxy import closed_port
+    from test_proxy_cli import _refusal
 
-    with recorder(_grpc_only) as up:
-        line = _refusal("--upstream", up.origin, "--port", str(_free_port()), "--declare")
+    with recorder(_grpc_only) as up, closed_port() as port:  # refused before binding
+        line = _refusal("--upstream", up.origin, "--port", str(port), "--declare")
     assert line.endswith("(declaration: no_interface) [proxy]")
 
 

@@ -140,8 +140,16 @@ def test_every_test_has_a_bound_that_fails_a_hang(request: pytest.FixtureRequest
 
 def test_a_slow_test_gets_the_longer_bound() -> None:
     # The control for conftest.py's hook: a `slow` item is given SLOW_TIMEOUT, an item
-    # with its own bound keeps it, any other keeps the default.
-    import conftest
+    # with its own bound keeps it, any other keeps the default. Loaded by its path: the
+    # name `conftest` is also tests/interop's, whichever pytest imported last.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tests_root_conftest", Path(__file__).with_name("conftest.py")
+    )
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     class Item:
         def __init__(self, *marks: pytest.MarkDecorator) -> None:
