@@ -111,19 +111,6 @@ def _bytes(text: str) -> int:
     return value
 
 
-def _count(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{text!r} is less than {low}")
-        return value
-
-    return parse
-
-
 def _http_url(flag: str, text: str) -> str:
     try:
         parts = urlsplit(text)
@@ -296,6 +283,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
+    from ..server import listen  # its stdlib-only bounds and option types, no extra needed
+
     p = sub.add_parser(
         "proxy",
         help="serve the interview in front of any A2A agent (its card declares it, or --declare)",
@@ -402,7 +391,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--upstream-connections",
-        type=_count(1),
+        type=listen.count(1),
         default=256,
         metavar="N",
         help="connections to the agent at most (default: 256); a request that finds "
@@ -410,7 +399,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--upstream-client-connections",
-        type=_count(0),
+        type=listen.count(0),
         default=None,
         metavar="N",
         help="connections to the agent one client address (an IPv6 /64) may hold at "
@@ -429,7 +418,5 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--access-log", action="store_true", help="log every request (costs about 50 µs a request)"
     )
-    from ..server import listen
-
     listen.add_arguments(p, body=False)  # --max-body and --body-timeout are the proxy's own
     p.set_defaults(run=_run)

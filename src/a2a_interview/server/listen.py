@@ -78,6 +78,7 @@ __all__ = [
     "bounds_from_args",
     "client_of",
     "config",
+    "count",
     "http_date",
     "origin_of",
     "protocol",
@@ -531,7 +532,9 @@ def _positive(text: str) -> float:
     return value
 
 
-def _count(low: int) -> Any:
+def count(low: int) -> Any:
+    """An argparse type: a whole number of at least ``low``."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -545,7 +548,7 @@ def _count(low: int) -> Any:
 
 
 def _send_buffer(text: str) -> int:
-    value: int = _count(0)(text)
+    value: int = count(0)(text)
     if 0 < value < 4096 or value > 64 * 1024 * 1024:
         raise argparse.ArgumentTypeError(f"{text!r} is neither 0 nor between 4096 and 64 MiB")
     return value
@@ -561,15 +564,15 @@ def add_arguments(
     that has body options of its own, as ``proxy`` does, passes ``body=False``)."""
     d = DEFAULT_BOUNDS
     group = parser.add_argument_group("connection bounds")
-    group.add_argument("--max-connections", type=_count(1), default=d.max_connections,
+    group.add_argument("--max-connections", type=count(1), default=d.max_connections,
                        metavar="N", help=f"open connections at most (default {d.max_connections}"
                        "; one more is answered 503)")  # fmt: skip
-    group.add_argument("--max-client-connections", type=_count(0), default=None, metavar="N",
+    group.add_argument("--max-client-connections", type=count(0), default=None, metavar="N",
                        help="open connections one client address (an IPv6 /64) may hold "
                        "(default: a tenth of --max-connections; 0: no share; behind a "
                        "balancer every client has its address); one more is answered "
                        "503")  # fmt: skip
-    group.add_argument("--max-header-bytes", type=_count(1024), default=d.max_header_bytes,
+    group.add_argument("--max-header-bytes", type=count(1024), default=d.max_header_bytes,
                        metavar="BYTES", help="request line and headers at most (default "
                        f"{d.max_header_bytes}; more is answered 431)")  # fmt: skip
     group.add_argument("--header-timeout", type=_positive, default=d.header_timeout,
@@ -592,7 +595,7 @@ def add_arguments(
                        "responses over long paths, but a slow reader then holds up to "
                        "megabytes)")  # fmt: skip
     if body and max_body is not None:
-        group.add_argument("--max-body", type=_count(0), default=max_body, metavar="BYTES",
+        group.add_argument("--max-body", type=count(0), default=max_body, metavar="BYTES",
                            help=f"request body at most (default {max_body}; more is "
                            "answered 413)")  # fmt: skip
 
