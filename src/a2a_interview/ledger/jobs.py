@@ -24,6 +24,7 @@ import json
 import logging
 import signal
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -94,8 +95,10 @@ def _app(ledger: Ledger) -> procrastinate.App:
             return f"record {done.id} (already written)"
         paced: Paced = context.additional_context["paced"]
         async with paced.limiter:  # D-VERIFY-70: how many interview at once
+            began = time.monotonic()
             body = await settings.verifier(url)
-        paced.finished(_unreachable(body))
+            took = time.monotonic() - began
+        paced.finished(_unreachable(body), took)
         try:
             stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
         except RecordRefused as exc:

@@ -36,6 +36,7 @@ import json
 import multiprocessing
 import os
 import queue
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -139,18 +140,23 @@ class Paced:
     def _open(self) -> None:
         self._since, self._cpu = time.monotonic(), time.process_time()
         self._done = self._failed = 0
+        self._took: list[float] = []
 
-    def finished(self, failed: bool) -> None:
-        """One agent is done (``failed``: its record is ``unreachable``)."""
+    def finished(self, failed: bool, took: float) -> None:
+        """One agent is done after ``took`` seconds in its place (``failed``: its record
+        is ``unreachable``)."""
         if self.pace is None:
             return
         self._done += 1
         self._failed += failed
+        self._took.append(took)
         seconds = time.monotonic() - self._since
         if seconds < MIN_WINDOW or (self._done < self.pace.window_size() and seconds < MAX_WINDOW):
             return
         waiting = self.limiter.statistics().tasks_waiting > 0
-        window = Window(self._done, self._failed, seconds, time.process_time() - self._cpu, waiting)
+        cpu = time.process_time() - self._cpu
+        took = statistics.median(self._took) if self._took else None
+        window = Window(self._done, self._failed, seconds, cpu, waiting, took)
         self.limiter.total_tokens = limit = self.pace.observe(window)
         self.highest = max(self.highest, limit)
         self._open()
@@ -175,12 +181,14 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
         bound = by_origin.get(origin_of(url))
         # The origin's bound first: an agent waiting for its host holds no general slot.
         async with bound if bound is not None else contextlib.nullcontext(), paced.limiter:
+            began = time.monotonic()
             try:
                 record = await verify(url, agent)
             except Exception:  # one agent's trouble never stops the others
                 record = failed_record(url, agent)
+            took = time.monotonic() - began
         document = record.to_json()
-        paced.finished(document.get("outcome") == "unreachable")
+        paced.finished(document.get("outcome") == "unreachable", took)
         emit(index, _line(document), document)
 
     async with anyio.create_task_group() as group:
