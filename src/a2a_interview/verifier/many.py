@@ -155,8 +155,8 @@ class Paced:
             return
         waiting = self.limiter.statistics().tasks_waiting > 0
         cpu = time.process_time() - self._cpu
-        took = statistics.median(self._took) if self._took else None
-        window = Window(self._done, self._failed, seconds, cpu, waiting, took)
+        window = Window(self._done, self._failed, seconds, cpu, waiting,
+                        statistics.median(self._took))  # fmt: skip
         self.limiter.total_tokens = limit = self.pace.observe(window)
         self.highest = max(self.highest, limit)
         self._open()
