@@ -170,7 +170,7 @@ def test_the_driver_hands_windows_to_the_pace_and_resizes_its_limiter(
         seen = []
         for _ in range(START):  # nobody waits: the limit did not bind
             clock.wall += 0.1
-            paced.finished(False, 1.0)
+            paced.finished(False, 1.0, paced.epoch)
         seen.append((int(paced.limiter.total_tokens), paced.pace.reason))
         holders = [object() for _ in range(START)]
         for holder in holders:
@@ -181,7 +181,7 @@ def test_the_driver_hands_windows_to_the_pace_and_resizes_its_limiter(
             for _ in range(START):
                 clock.wall += 0.1
                 clock.cpu += 0.01
-                paced.finished(False, 1.0)
+                paced.finished(False, 1.0, paced.epoch)
             seen.append((int(paced.limiter.total_tokens), paced.pace.reason))
         seen.append((paced.limiter.borrowed_tokens, "borrowed"))  # the waiter got in
         return seen
@@ -202,7 +202,40 @@ def test_a_fixed_concurrency_is_never_moved(monkeypatch: pytest.MonkeyPatch) -> 
         paced = Paced(8)
         for _ in range(100):
             clock.wall += 1.0
-            paced.finished(True, 1.0)
+            paced.finished(True, 1.0, paced.epoch)
         return paced.pace, paced.limiter.total_tokens
 
     assert anyio.run(main) == (None, 8)
+
+
+def test_agents_started_before_a_change_do_not_judge_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Agents that took their place under the old limit finish after a change; counted,
+    # they made the pace double again and again before a doubling showed its effect
+    # (the population bench overshot into deadlines so).
+    clock = _Clock()
+    monkeypatch.setattr(many, "time", clock)
+
+    async def main() -> list[int]:
+        paced = Paced(None)
+        for holder in range(START):
+            await paced.limiter.acquire_on_behalf_of(holder)
+        limits = []
+        async with anyio.create_task_group() as group:
+            for waiter in ("a", "b"):
+                group.start_soon(paced.limiter.acquire_on_behalf_of, waiter)
+            await anyio.wait_all_tasks_blocked()
+            for _ in range(8):
+                clock.wall += 0.1
+                paced.finished(False, 1.0, 0)
+            limits.append(int(paced.limiter.total_tokens))  # grew: epoch 1
+            for _ in range(100):  # the old epoch's agents, much slower: not read
+                clock.wall += 0.1
+                paced.finished(False, 100.0, 0)
+            limits.append(int(paced.limiter.total_tokens))
+            for _ in range(16):  # the new epoch's, as slow: read
+                clock.wall += 0.1
+                paced.finished(False, 100.0, 1)
+            limits.append(int(paced.limiter.total_tokens))
+        return limits
+
+    assert anyio.run(main) == [2 * START, 2 * START, 2 * START * 3 // 4]
