@@ -30,8 +30,10 @@ rules, in order, for each window:
 5. no agent was waiting for a place when the window closed: keep (the limit did not
    bind, so the window says nothing about it);
 6. the process's CPU at or above ``cpu_high`` of one core: keep (more would queue here);
-7. the agents took at most ``faster`` times the baseline: grow (doubling at first, an
-   eighth at a time once anything else was decided), up to ``cap``;
+7. the agents took at most ``faster`` times the baseline: grow (doubling up to
+   ``doubling_until``, an eighth at a time past it or once anything else was decided),
+   up to ``cap``. Past the knee, every agent under way shares the slowed resource and
+   all of them miss their deadline at once, so the steps there are small;
 8. otherwise: keep.
 
 So on a latency-bound run the limit climbs until the agents slow down or the CPU is
@@ -73,6 +75,7 @@ class Pace:
     faster: float = 1.5
     slower: float = 2.0
     error_margin: float = 0.25
+    doubling_until: int = 64
     limit: int = field(init=False)
     reason: str = field(init=False, default="start")
     _doubling: bool = field(init=False, default=True)
@@ -112,7 +115,8 @@ class Pace:
             self._doubling = False
             return self._keep("CPU busy")
         if slowed <= self.faster:
-            grown = self.limit * 2 if self._doubling else self.limit + max(1, self.limit // 8)
+            doubling = self._doubling and self.limit < self.doubling_until
+            grown = self.limit * 2 if doubling else self.limit + max(1, self.limit // 8)
             return self._keep("at the cap") if self.limit >= self.cap else self._grow(grown)
         self._doubling = False
         return self._keep("the agents are slower")
