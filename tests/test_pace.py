@@ -44,7 +44,7 @@ def test_a_latency_bound_run_grows_until_the_cpu_is_busy() -> None:
     # 100 under way; the pace stops once the CPU passes 85% (85 or more under way).
     pace = Pace()
     limits = run(pace, population(0.5, 0.005))
-    assert limits[:3] == [2 * START, 4 * START, 72]  # doubling up to 64, then an eighth
+    assert limits[:3] == [2 * START, 4 * START, 80]  # doubling up to 64, then a quarter
     assert 85 <= limits[-1] <= 100
     assert pace.reason == "CPU busy"
 
@@ -112,13 +112,13 @@ def test_failures_jumping_halve_the_limit_down_to_the_floor() -> None:
     assert pace.limit == pace.floor == 4
 
 
-def test_after_failures_it_grows_again_an_eighth_at_a_time() -> None:
+def test_after_failures_it_grows_again_a_quarter_at_a_time() -> None:
     pace = Pace()
     assert pace.observe(Window(16, 16, 1.0, 0.1, True)) == 16  # all failed at first
     assert pace.reason == "no time"
     assert pace.observe(Window(16, 0, 1.0, 0.1, True, took=1.0)) == 32  # none: usual is 0
     assert pace.observe(Window(16, 12, 1.0, 0.1, True, took=1.0)) == 16  # 75% > 0 + 25%
-    assert pace.observe(Window(16, 0, 1.0, 0.1, True, took=1.0)) == 18  # no longer doubling
+    assert pace.observe(Window(16, 0, 1.0, 0.1, True, took=1.0)) == 20  # a quarter more
 
 
 def test_a_limit_that_did_not_bind_is_kept() -> None:

@@ -31,7 +31,7 @@ rules, in order, for each window:
    bind, so the window says nothing about it);
 6. the process's CPU at or above ``cpu_high`` of one core: keep (more would queue here);
 7. the agents took at most ``faster`` times the baseline: grow (doubling up to
-   ``doubling_until``, an eighth at a time past it or once anything else was decided),
+   ``doubling_until``, a quarter at a time past it or once anything else was decided),
    up to ``cap``. Past the knee, every agent under way shares the slowed resource and
    all of them miss their deadline at once, so the steps there are small;
 8. otherwise: keep.
@@ -116,7 +116,7 @@ class Pace:
             return self._keep("CPU busy")
         if slowed <= self.faster:
             doubling = self._doubling and self.limit < self.doubling_until
-            grown = self.limit * 2 if doubling else self.limit + max(1, self.limit // 8)
+            grown = self.limit * 2 if doubling else self.limit + max(1, self.limit // 4)
             return self._keep("at the cap") if self.limit >= self.cap else self._grow(grown)
         self._doubling = False
         return self._keep("the agents are slower")
