@@ -80,7 +80,7 @@ mid-job (its job is queued again once its heartbeat has been silent --stalled-af
 seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
 second one stops it at once and puts them back in the queue. Without --concurrency a
 worker chooses how many jobs it runs at once as it goes, as verify-many does (from 16,
-growing while the rate rises and its CPU is not busy, up to 256).
+growing while agents take no longer than before and its CPU is not busy, up to 256).
 
 exit codes: 0 stopped · 2 usage error (store unusable or not PostgreSQL) ·
 130 stopped at once (a second Ctrl-C or SIGTERM)"""
@@ -583,8 +583,8 @@ def register(subparsers: Any) -> None:
                         help="one JSON line per stored record on stdout")  # fmt: skip
     run = worker.add_argument_group("worker")
     run.add_argument("--concurrency", type=positive, default=None, metavar="N",
-                     help="jobs run at once, fixed (default: chosen from the rate, "
-                     "failures and CPU seen, 16 to 256)")  # fmt: skip
+                     help="jobs run at once, fixed (default: chosen from how long agents "
+                     "take, failures and CPU, 16 to 256)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip
     add_network(worker, "each agent's whole procedure")  # the same as verify-many

@@ -101,8 +101,8 @@ not consistent; --all lists every agent). Each agent has its own deadline, so on
 or hostile agent never holds up the others; at most --per-origin agents of one origin
 run at once, so a host serving many agents is not flooded. Without --concurrency each
 worker chooses how many agents it has under way at once as it goes: from 16, growing
-while the agents per second rise and its CPU is not busy, up to 256; back when the
-rate falls or failures jump (far agents: many at once; a fast network: few).
+while agents take no longer than before and its CPU is not busy, up to 256; back when
+they slow down or failures jump (far agents: many at once; a fast network: few).
 Addresses that are not
 public are refused unless --allow-private, so a list from strangers cannot make this
 machine scan its own network.
@@ -197,7 +197,7 @@ def register(subparsers: Any) -> None:
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
     many.add_argument("--concurrency", type=positive, default=None, metavar="N",
                       help="agents under way at once in each worker, fixed (default: "
-                      "chosen from the rate, failures and CPU seen, 16 to 256)")  # fmt: skip
+                      "chosen from how long agents take, failures and CPU, 16 to 256)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
     many.add_argument("--agent-timeout", type=deadline, dest="deadline",
                       default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip
