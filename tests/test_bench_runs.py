@@ -1,13 +1,15 @@
 """The benchmarks still run (docs/benchmarks.md): every script in ``bench/`` teaches its
 use with ``--help``, and the ledger benchmarks, which build records the store must
-accept, run end to end at their smallest. A benchmark is not a test of speed (nothing
-here reads a time); this only keeps a bench from rotting while the rules it feeds move:
+accept, and the population bench (on the PostgreSQL it starts) run end to end at their
+smallest. A benchmark is not a test of speed (nothing here reads a time); this only
+keeps a bench from rotting while the rules it feeds move:
 ``bench/ledger_web.py`` filed records that record sanity (PROFILE §8) refuses, and
 stopped at its first record, with no test to say so.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -15,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from pg import _bindir, missing
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHES = sorted(path.name for path in (ROOT / "bench").glob("*.py"))
@@ -72,3 +76,21 @@ def test_the_ledger_store_bench_runs_at_its_smallest() -> None:
     done = run("bench/ledger.py", "20")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "records/s" in done.stdout
+
+
+def test_the_population_bench_runs_at_its_smallest() -> None:
+    # Both paths end to end (docs/decisions.md D-TEST-48): verify-many --store, then
+    # ledger schedule + workers on the PostgreSQL the bench starts; it stops by itself.
+    if _bindir() is None:
+        missing("PostgreSQL binaries not found (apt-get install postgresql)")
+    done = run("bench/population.py", "--agents", "10", "--latency", "0-0", "--deadline",
+               "20", "--timeout", "240")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("10 agents, 0-0 ms added")
+    for path in ("verify-many --store PG", "ledger schedule", "2 x worker --once",
+                 "schedule + workers"):  # fmt: skip
+        assert any(line.startswith(path) and "agents/s" in line for line in lines), path
+    report = json.loads(done.stdout[done.stdout.index("\n{") :])
+    assert report["agents"] == 10
+    assert set(report) >= {"verify_many", "workers", "schedule_and_workers"}

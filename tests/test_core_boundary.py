@@ -11,7 +11,7 @@ CORE = [
     "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardsig",
     "cardreadings", "jose", "cardproto",
     "projection", "declarations", "rpc", "reference", "findings", "responses", "outcome",
-    "checks", "cardurl", "sanity", "agentkeys", "standing", "record",
+    "checks", "cardurl", "sanity", "agentkeys", "standing", "record", "pace",
 ]  # fmt: skip
 FORBIDDEN = ["httpx", "starlette", "a2a", "asyncio", "anyio", "uvicorn", "jwt"]
 

@@ -94,7 +94,8 @@ in JCS form. exit codes: 0 printed · 1 not a well-formed result · 2 usage erro
 
 MANY_EPILOG = """\
 examples:
-  a2a-interview verify-many agents.txt --concurrency 16 --out results.jsonl
+  a2a-interview verify-many agents.txt --out results.jsonl
+  a2a-interview verify-many agents.txt --concurrency 16 > results.jsonl   # fixed
   a2a-interview verify-many agents.txt --deadline 30 > results.jsonl
   a2a-interview verify-many agents.txt --credentials creds.json --jwks keys.json
 
@@ -103,7 +104,11 @@ with # are skipped. Records are written as JSON Lines in the file's order; a pro
 bar and a summary go to stderr (the count of each outcome, then every agent that was
 not consistent; --all lists every agent). Each agent has its own deadline, so one slow
 or hostile agent never holds up the others; at most --per-origin agents of one origin
-run at once, so a host serving many agents is not flooded; addresses that are not
+run at once, so a host serving many agents is not flooded. Without --concurrency each
+worker chooses how many agents it has under way at once as it goes: from 16, growing
+while agents take no longer than before and its CPU is not busy, up to 256; back when
+they slow down or failures jump (far agents: many at once; a fast network: few).
+Addresses that are not
 public are refused unless --allow-private, so a list from strangers cannot make this
 machine scan its own network.
 
@@ -195,8 +200,9 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
-    many.add_argument("--concurrency", type=positive, default=16, metavar="N",
-                      help="agents under way at once in each worker (default 16)")  # fmt: skip
+    many.add_argument("--concurrency", type=positive, default=None, metavar="N",
+                      help="agents under way at once in each worker, fixed (default: "
+                      "chosen from how long agents take, failures and CPU, 16 to 256)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
     many.add_argument("--agent-timeout", type=deadline, dest="deadline",
                       default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -47,6 +49,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the ledger's workers need procrastinate: pip install 'a2a-interview[ledger]'"
     ) from exc
 
+from ..pace import CAP
+from ..verifier.many import Paced
 from .errors import JobsNeedPostgreSQL, RecordRefused, StoreUnavailable
 from .store import Ledger, StoredRecord
 
@@ -132,7 +136,12 @@ def _app(ledger: Ledger) -> procrastinate.App:
             if settings.on_record is not None:
                 settings.on_record(done, False)
             return f"record {done.id} (already written)"
-        body = await settings.verifier(url)
+        paced: Paced = context.additional_context["paced"]
+        async with paced.limiter:  # D-VERIFY-70: how many interview at once
+            began, epoch = time.monotonic(), paced.epoch
+            body = await settings.verifier(url)
+            took = time.monotonic() - began
+        paced.finished(_unreachable(body), took, epoch)
         try:
             stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
         except RecordRefused as exc:
@@ -145,6 +154,15 @@ def _app(ledger: Ledger) -> procrastinate.App:
         return f"record {stored.id}"
 
     return app
+
+
+def _unreachable(body: bytes) -> bool:
+    """Whether a record says its agent could not be reached (a failure, for the pace)."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return True
+    return isinstance(document, dict) and document.get("outcome") == "unreachable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,13 +216,15 @@ def _queue_errors() -> Iterator[None]:
 @dataclass(frozen=True)
 class WorkerSettings:
     """How a worker runs: ``verifier(url) -> record bytes``; ``concurrency`` jobs at
-    once; a heartbeat every ``heartbeat`` seconds; jobs of workers silent for
-    ``stalled_after`` seconds are put back in the queue, looked for every
-    ``recover_every`` seconds; ``once`` stops when the queue is empty; ``on_record``
-    is told of each record a job stores (and whether it is new)."""
+    once (``None``: as many as a :class:`Paced` limit says, D-VERIFY-70; the worker
+    then takes up to ``pace.CAP`` jobs and interviews that many of them at once); a
+    heartbeat every ``heartbeat`` seconds; jobs of workers silent for ``stalled_after``
+    seconds are put back in the queue, looked for every ``recover_every`` seconds;
+    ``once`` stops when the queue is empty; ``on_record`` is told of each record a job
+    stores (and whether it is new)."""
 
     verifier: Verifier
-    concurrency: int = 4
+    concurrency: int | None = None
     heartbeat: float = 10.0
     stalled_after: float = 60.0  # the command line's defaults (docs/decisions.md D-STORE-9)
     recover_every: float = 30.0
@@ -398,11 +418,11 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
     app = _app(ledger)
     options: dict[str, Any] = {
         "queues": [QUEUE],
-        "concurrency": settings.concurrency,
+        "concurrency": settings.concurrency or CAP,
         "wait": not settings.once,
         "update_heartbeat_interval": settings.heartbeat,
         "stalled_worker_timeout": settings.stalled_after,
-        "additional_context": {"settings": settings},
+        "additional_context": {"settings": settings, "paced": Paced(settings.concurrency)},
         "install_signal_handlers": False,  # _Stop has them, from the start
     }
     if settings.name is not None:

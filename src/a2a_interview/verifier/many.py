@@ -1,16 +1,19 @@
 """Verify a population: bounded concurrency in each process, and several processes.
 
-    verify_many(urls, options, concurrency=16, workers=2, emit=write_line,
+    verify_many(urls, options, concurrency=None, workers=2, emit=write_line,
                 credentials={origin: headers}, per_origin=4)
 
 The procedure is CPU-bound on fast networks (strict parsing, JCS, the checks and the
 HTTP client's own bookkeeping are all Python), so one event loop saturates one core long
 before the network does. ``workers`` processes each run their own loop over an
 interleaved share of the list (``urls[w::workers]``), so the shares carry a like mix of
-slow and fast agents; records come back to this process as JSON text and are handed to
-``emit`` as they finish. One agent's trouble never stops the others: an exception in the
-procedure, or a worker process that dies, becomes an ``unreachable`` record for each
-agent it left without one (``failed_record``), never a lost line.
+slow and fast agents; each loop chooses how many agents it has under way at once from
+what it observes (``concurrency=None``, the default: a :class:`Paced` limit that
+``pace.Pace`` moves, D-VERIFY-70) or takes a fixed number. Records come back to this
+process as JSON text and are handed to ``emit`` as they finish. One agent's trouble
+never stops the others: an exception in the procedure, or a worker process that dies,
+becomes an ``unreachable`` record for each agent it left without one
+(``failed_record``), never a lost line.
 
 A real population shares hosts and needs credentials:
 
@@ -33,11 +36,14 @@ import json
 import multiprocessing
 import os
 import queue
+import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..ijson import JSONObject
+from ..pace import CAP, START, Pace, Window
 from .client import InsecureURL, origin
 from .procedure import VerifyOptions
 
@@ -103,14 +109,69 @@ class _Share:
     """What one event loop verifies, and how (pickled to a worker process)."""
 
     urls: Sequence[tuple[int, str]]
-    concurrency: int
+    concurrency: int | None
     credentials: Credentials | None = None
     limits: Mapping[Origin | None, int] = field(default_factory=dict)
 
 
+# A window of the pace is at least this long (a few fast agents say little) and at most
+# this long (a run of slow agents still gets a decision).
+MIN_WINDOW: Final = 0.5
+MAX_WINDOW: Final = 10.0
+
+
+class Paced:
+    """A capacity limiter whose size a :class:`Pace` moves (``concurrency`` ``None``) or
+    that stays at ``concurrency``. Enter ``limiter`` around each agent's interview and
+    call :meth:`finished` after it; every ``window_size()`` agents (and at least
+    ``MIN_WINDOW`` seconds, at most ``MAX_WINDOW``) the pace sees what this process did
+    (agents, failures, wall and CPU time) and the limiter takes its new size.
+
+    Needs a running event loop (anyio's, on asyncio or trio)."""
+
+    def __init__(self, concurrency: int | None, cap: int = CAP) -> None:
+        import anyio
+
+        self.pace = Pace(start=min(START, cap), cap=cap) if concurrency is None else None
+        self.limiter = anyio.CapacityLimiter(concurrency or min(START, cap))
+        self.highest = int(self.limiter.total_tokens)
+        self.epoch = 0  # the limit's changes so far
+        self._open()
+
+    def _open(self) -> None:
+        self._since, self._cpu = time.monotonic(), time.process_time()
+        self._done = self._failed = 0
+        self._took: list[float] = []
+
+    def finished(self, failed: bool, took: float, epoch: int) -> None:
+        """One agent is done after ``took`` seconds in its place (``failed``: its record
+        is ``unreachable``); ``epoch``: what ``epoch`` was when it took its place. Only
+        agents that started under the current limit count: a window that read agents
+        started before a change would judge the change before its effect shows."""
+        if self.pace is None or epoch != self.epoch:
+            return
+        self._done += 1
+        self._failed += failed
+        self._took.append(took)
+        seconds = time.monotonic() - self._since
+        if seconds < MIN_WINDOW or (self._done < self.pace.window_size() and seconds < MAX_WINDOW):
+            return
+        waiting = self.limiter.statistics().tasks_waiting > 0
+        cpu = time.process_time() - self._cpu
+        window = Window(self._done, self._failed, seconds, cpu, waiting,
+                        statistics.median(self._took))  # fmt: skip
+        limit = self.pace.observe(window)
+        if limit != self.limiter.total_tokens:
+            self.limiter.total_tokens = limit
+            self.highest = max(self.highest, limit)
+            self.epoch += 1
+        self._open()
+
+
 async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
     """One event loop: every ``(index, url)`` of ``share``, at most ``concurrency`` at
-    once, and at most ``limits[origin]`` of one origin at once.
+    once (``None``: as many as its :class:`Paced` limit says), and at most
+    ``limits[origin]`` of one origin at once.
 
     Each agent gets its interviewer's own small keep-alive pool; they share the
     process's one TLS context."""
@@ -118,19 +179,22 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
 
     from .procedure import failed_record, verify
 
-    limiter = anyio.CapacityLimiter(share.concurrency)
+    paced = Paced(share.concurrency)
     by_origin = {key: anyio.CapacityLimiter(n) for key, n in share.limits.items()}
 
     async def one(index: int, url: str) -> None:
         agent = options_for(url, options, share.credentials)
         bound = by_origin.get(origin_of(url))
         # The origin's bound first: an agent waiting for its host holds no general slot.
-        async with bound if bound is not None else contextlib.nullcontext(), limiter:
+        async with bound if bound is not None else contextlib.nullcontext(), paced.limiter:
+            began, epoch = time.monotonic(), paced.epoch
             try:
                 record = await verify(url, agent)
             except Exception:  # one agent's trouble never stops the others
                 record = failed_record(url, agent)
+            took = time.monotonic() - began
         document = record.to_json()
+        paced.finished(document.get("outcome") == "unreachable", took, epoch)
         emit(index, _line(document), document)
 
     async with anyio.create_task_group() as group:
@@ -185,7 +249,7 @@ def verify_many(
     urls: Sequence[str],
     options: VerifyOptions,
     *,
-    concurrency: int = 4,
+    concurrency: int | None = None,
     workers: int = 1,
     emit: Emit,
     credentials: Credentials | None = None,
@@ -193,7 +257,8 @@ def verify_many(
 ) -> None:
     """Verify every URL, calling ``emit`` once per URL as each finishes (any order).
 
-    ``concurrency``: agents under way at once in each worker. ``workers``: processes
+    ``concurrency``: agents under way at once in each worker (``None``: chosen as the
+    run goes, from ``pace.START`` up to ``pace.CAP``, D-VERIFY-70). ``workers``: processes
     (1: all in this process, on its event loop). Fewer agents than
     ``MIN_AGENTS_PER_WORKER`` per worker use fewer workers. ``options`` must pickle
     when ``workers`` > 1 (no ``progress`` callback, a module-level ``clock``).
