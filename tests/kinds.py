@@ -143,6 +143,7 @@ KINDS: dict[str, str] = {
     "test_proxy_slow_readers": "behaviour",
     "test_conformance_ci": "behaviour",  # the conformance CI recipe run as written
     "test_verify_sampling": "behaviour",  # what a default run asks, and what it catches
+    "test_pace": "behaviour",  # the concurrency controller's decisions, made-up windows
 }
 
 

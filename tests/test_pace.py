@@ -239,3 +239,31 @@ def test_agents_started_before_a_change_do_not_judge_it(monkeypatch: pytest.Monk
         return limits
 
     assert anyio.run(main) == [2 * START, 2 * START, 2 * START * 3 // 4]
+
+
+def test_the_pace_is_opt_in_and_auto_turns_it_on() -> None:
+    # D-VERIFY-71: the defaults stay fixed (verify-many 16, worker 4, verify_many() 4)
+    # until the pace is shown at or above them; `--concurrency auto` is the pace (None).
+    import argparse
+    import inspect
+
+    from a2a_interview.cli import options
+    from a2a_interview.cli.ledger import register as register_ledger
+    from a2a_interview.cli.verify import register as register_verify
+    from a2a_interview.ledger.jobs import WorkerSettings
+    from a2a_interview.verifier.many import verify_many
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    register_verify(sub)
+    register_ledger(sub)
+    assert parser.parse_args(["verify-many", "a.txt"]).concurrency == 16
+    assert parser.parse_args(["verify-many", "a.txt", "--concurrency", "auto"]).concurrency is None
+    assert parser.parse_args(["verify-many", "a.txt", "--concurrency", "8"]).concurrency == 8
+    assert parser.parse_args(["worker"]).concurrency == 4
+    assert parser.parse_args(["worker", "--concurrency", "auto"]).concurrency is None
+    assert inspect.signature(verify_many).parameters["concurrency"].default == 4
+    assert WorkerSettings(verifier=None).concurrency == 4  # type: ignore[arg-type]
+    for bad in ("0", "AUTO", "lots", "2000"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            options.concurrency(bad)

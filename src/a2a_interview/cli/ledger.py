@@ -32,9 +32,9 @@ from .options import (
     add_runner,
     add_runners_option,
     add_store_option,
+    concurrency,
     load_runners,
     open_store,
-    positive,
     verify_options,
 )
 from .usage import EXIT_FAILED, EXIT_OK, UsageError
@@ -78,9 +78,10 @@ PostgreSQL: start any number of workers on any number of machines. Each job
 interviews one agent and stores its record exactly once, even when a worker is killed
 mid-job (its job is queued again once its heartbeat has been silent --stalled-after
 seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
-second one stops it at once and puts them back in the queue. Without --concurrency a
+second one stops it at once and puts them back in the queue. With --concurrency auto a
 worker chooses how many jobs it runs at once as it goes, as verify-many does (from 16,
-growing while agents take no longer than before and its CPU is not busy, up to 256).
+growing while agents take no longer than before and its CPU is not busy, up to 256;
+it then holds up to 256 jobs, which other workers cannot take meanwhile).
 
 A store that cannot be reached at start (PostgreSQL starting or restarting) is waited
 for (--wait-for-store, one line), then the worker starts.
@@ -511,8 +512,8 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--json", action="store_true",
                         help="one JSON line per stored record on stdout")  # fmt: skip
     run = worker.add_argument_group("worker")
-    run.add_argument("--concurrency", type=positive, default=None, metavar="N",
-                     help="jobs run at once, fixed (default: chosen from how long agents "
+    run.add_argument("--concurrency", type=concurrency, default=4, metavar="N|auto",
+                     help="jobs run at once (default 4; auto: chosen from how long agents "
                      "take, failures and CPU, 16 to 256)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip

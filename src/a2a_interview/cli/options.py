@@ -235,6 +235,12 @@ def positive(text: str) -> int:
     return value
 
 
+def concurrency(text: str) -> int | None:
+    """``--concurrency``: a fixed number, or ``auto`` (``None``): chosen as the run goes
+    from what it observes (D-VERIFY-70, D-VERIFY-71)."""
+    return None if text == "auto" else positive(text)
+
+
 def add_runner(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("who ran it (docs/profile.md §8)")
     group.add_argument(

@@ -31,6 +31,7 @@ from .options import (
     add_procedure,
     add_runner,
     add_store_option,
+    concurrency,
     credential_headers,
     credential_origins,
     deadline,
@@ -95,7 +96,7 @@ in JCS form. exit codes: 0 printed · 1 not a well-formed result · 2 usage erro
 MANY_EPILOG = """\
 examples:
   a2a-interview verify-many agents.txt --out results.jsonl
-  a2a-interview verify-many agents.txt --concurrency 16 > results.jsonl   # fixed
+  a2a-interview verify-many agents.txt --concurrency auto > results.jsonl   # paced
   a2a-interview verify-many agents.txt --deadline 30 > results.jsonl
   a2a-interview verify-many agents.txt --credentials creds.json --jwks keys.json
 
@@ -104,13 +105,12 @@ with # are skipped. Records are written as JSON Lines in the file's order; a pro
 bar and a summary go to stderr (the count of each outcome, then every agent that was
 not consistent; --all lists every agent). Each agent has its own deadline, so one slow
 or hostile agent never holds up the others; at most --per-origin agents of one origin
-run at once, so a host serving many agents is not flooded. Without --concurrency each
-worker chooses how many agents it has under way at once as it goes: from 16, growing
-while agents take no longer than before and its CPU is not busy, up to 256; back when
-they slow down or failures jump (far agents: many at once; a fast network: few).
-Addresses that are not
-public are refused unless --allow-private, so a list from strangers cannot make this
-machine scan its own network.
+run at once, so a host serving many agents is not flooded. With --concurrency auto
+each worker chooses how many agents it has under way at once as it goes: from 16,
+growing while agents take no longer than before and its CPU is not busy, up to 256;
+back when they slow down or failures jump (far agents: many at once; a fast network:
+few). Addresses that are not public are refused unless --allow-private, so a list
+from strangers cannot make this machine scan its own network.
 
 --credentials FILE is a JSON object from origins to what to send there; each agent
 gets only the credentials of its own URL's origin, sent to that origin and to the
@@ -200,8 +200,8 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
-    many.add_argument("--concurrency", type=positive, default=None, metavar="N",
-                      help="agents under way at once in each worker, fixed (default: "
+    many.add_argument("--concurrency", type=concurrency, default=16, metavar="N|auto",
+                      help="agents under way at once in each worker (default 16; auto: "
                       "chosen from how long agents take, failures and CPU, 16 to 256)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
     many.add_argument("--agent-timeout", type=deadline, dest="deadline",

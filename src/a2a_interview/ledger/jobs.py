@@ -224,7 +224,7 @@ class WorkerSettings:
     stores (and whether it is new)."""
 
     verifier: Verifier
-    concurrency: int | None = None
+    concurrency: int | None = 4
     heartbeat: float = 10.0
     stalled_after: float = 60.0  # the command line's defaults (docs/decisions.md D-STORE-9)
     recover_every: float = 30.0

@@ -1,6 +1,6 @@
 """Verify a population: bounded concurrency in each process, and several processes.
 
-    verify_many(urls, options, concurrency=None, workers=2, emit=write_line,
+    verify_many(urls, options, concurrency=16, workers=2, emit=write_line,
                 credentials={origin: headers}, per_origin=4)
 
 The procedure is CPU-bound on fast networks (strict parsing, JCS, the checks and the
@@ -8,9 +8,10 @@ HTTP client's own bookkeeping are all Python), so one event loop saturates one c
 before the network does. ``workers`` processes each run their own loop over an
 interleaved share of the list (``urls[w::workers]``), so the shares carry a like mix of
 slow and fast agents; each loop chooses how many agents it has under way at once from
-what it observes (``concurrency=None``, the default: a :class:`Paced` limit that
-``pace.Pace`` moves, D-VERIFY-70) or takes a fixed number. Records come back to this
-process as JSON text and are handed to ``emit`` as they finish. One agent's trouble
+what it observes (``concurrency=None``: a :class:`Paced` limit that ``pace.Pace``
+moves, D-VERIFY-70; opt-in, D-VERIFY-71) or takes a fixed number (the default).
+Records come back to this process as JSON text and are handed to ``emit`` as they
+finish. One agent's trouble
 never stops the others: an exception in the procedure, or a worker process that dies,
 becomes an ``unreachable`` record for each agent it left without one
 (``failed_record``), never a lost line.
@@ -249,7 +250,7 @@ def verify_many(
     urls: Sequence[str],
     options: VerifyOptions,
     *,
-    concurrency: int | None = None,
+    concurrency: int | None = 4,
     workers: int = 1,
     emit: Emit,
     credentials: Credentials | None = None,
