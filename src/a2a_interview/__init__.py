@@ -26,7 +26,7 @@ from .projection import CommittedProposal, Interview
 from .spec import INTERVIEW_URI, METHODS, QUESTIONS, TERMS_URI
 from .terms import ProposalVerdict, TermsEntry, read_terms_entries, sign_proposal, verify_proposal
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "INTERVIEW_URI",
