@@ -19,6 +19,7 @@ from a2a_interview.spec import RPC_METHOD_NOT_FOUND
 
 
 async def host(scope: Any, receive: Any, send: Any) -> None:
+    """A host's own dispatch: -32601 for any JSON-RPC method, 404 for any route."""
     if scope["type"] != "http":
         return
     body, more = b"", True

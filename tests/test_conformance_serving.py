@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,8 @@ from a2a_interview import reference
 from a2a_interview.conformance.runner import Result, run_live, run_vector
 from a2a_interview.conformance.vectors import Vector, read_vector
 from a2a_interview.declarations import build
-from a2a_interview.rpc import rpc_error
 from a2a_interview.server.asgi import InterviewMiddleware
-from a2a_interview.spec import RPC_METHOD_NOT_FOUND
+from conformance_serve import host  # the host's own dispatch: -32601, 404
 
 SERVING = Path(__file__).resolve().parent.parent / "conformance" / "vectors" / "serving"
 
@@ -38,27 +36,6 @@ def _cases() -> list[Any]:
         for call in vector(path.name).calls:
             cases.append(pytest.param(path.name, call.id, id=f"{path.stem}:{call.id}"))
     return cases
-
-
-async def host(scope: Any, receive: Any, send: Any) -> None:
-    """A host's own dispatch: -32601 for any JSON-RPC method, 404 for any route."""
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    if scope["method"] == "POST":
-        try:
-            request_id = json.loads(body).get("id")
-        except (ValueError, AttributeError):
-            request_id = None
-        status, out = 200, rpc_error(request_id, RPC_METHOD_NOT_FOUND)
-    else:
-        status, out = 404, b'{"error":"not found"}'
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json")]})  # fmt: skip
-    await send({"type": "http.response.body", "body": out})
 
 
 def _failures(results: list[Result]) -> list[tuple[str, str, list[str]]]:
