@@ -33,6 +33,9 @@ bench: $(STAMP)
 	$(NICE) $(BIN)/python bench/verify.py
 	$(NICE) $(BIN)/python bench/calls.py
 	$(NICE) $(BIN)/python bench/verify_many.py
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then \
+	$(NICE) $(BIN)/python bench/population.py --agents 1000; \
+	else echo "SKIPPED bench/population.py: PostgreSQL's binaries are not installed (apt-get install postgresql)"; fi
 	@if command -v wrk >/dev/null; then $(NICE) $(BIN)/python bench/serve.py; \
 	else echo "SKIPPED bench/serve.py: its load generator wrk is not on PATH (apt-get install wrk)"; fi
 	@if command -v redis-server >/dev/null; then $(NICE) $(BIN)/python bench/load.py; \
