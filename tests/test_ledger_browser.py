@@ -76,8 +76,14 @@ def origin(records: Records, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     runners = path.parent / "runners.json"
     key = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
     runners.write_text(json.dumps({"runners": [{"key": key, "name": RUNNER}]}))
+    yield from _served(store, "--runners", str(runners))
+
+
+def _served(store: str, *options: str) -> Iterator[str]:
+    """`ledger serve` of ``store`` on a free port: its origin, until the generator ends
+    (then the process is stopped and reaped)."""
     proc = subprocess.Popen(
-        [*COMMAND, "ledger", "serve", "--store", store, "--port", "0", "--runners", str(runners)],
+        [*COMMAND, "ledger", "serve", "--store", store, "--port", "0", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -394,20 +400,7 @@ def long_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                                         f"{i % 24:02d}:00:00Z"))
             for i in range(60)
         ])  # fmt: skip
-    proc = subprocess.Popen([*COMMAND, "ledger", "serve", "--store", str(path), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert first.startswith("ledger page at http://127.0.0.1:"), first
-        yield first.split()[3].rstrip("/")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    yield from _served(str(path))
 
 
 @pytest.mark.parametrize("width", [390, 1280])
