@@ -125,7 +125,9 @@ def normalize_url(url: str) -> str:
 
 @functools.lru_cache(maxsize=4096)  # a store names the same agents again and again
 def _normalized(url: str) -> str:
-    if any(c in _CONTROL for c in url) or url != url.strip():
+    # Only what urlsplit would strip (space and C0 controls): str.strip() also takes
+    # Unicode spaces such as U+0085, which may end a path, so a name would not name itself.
+    if any(c in _CONTROL for c in url) or url != url.strip(" "):
         raise NotAnHTTPURL("not an http or https URL with a host")
     try:
         parts = urlsplit(url)
