@@ -1,4 +1,4 @@
-"""Which tests prove values and which prove transport (issue 17): a pytest plugin that
+"""Which tests prove values and which prove transport (D-TEST-12): a pytest plugin that
 marks every test by its module, from the one table below (``tests/README.md`` says why).
 
 - ``vectors``: the expected values come from outside the code under test: the draft's

@@ -1,4 +1,4 @@
-"""Runners are keys (PROFILE §8, "Who ran it"; issue 13 finding 3).
+"""Runners are keys (PROFILE §8, "Who ran it"; D-WEB-16).
 
 A runner is named by its key. An operator lists the runner keys it trusts, with the
 names it gives them, in a runners file (``ledger serve/list/show --runners FILE``)::

@@ -477,7 +477,7 @@ class _Pages:
         )
 
     def record_page(self, request: Request) -> Response:
-        """One result in full, whatever its age (issue 13 finding 6): its standing
+        """One result in full, whatever its age (D-STORE-16): its standing
         recomputed from its bytes, its conflicts and checks."""
         _query(request, ())
         record = self._get(_record_id(str(request.path_params["record_id"])))
