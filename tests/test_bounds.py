@@ -130,7 +130,7 @@ def ordinary(address: tuple[str, int]) -> int:
 
 
 def test_a_huge_header_is_refused_with_431_after_the_bound() -> None:
-    # D-PROXY-29: one 176 MiB header was read whole. Now at most 64 KiB is.
+    # D-SERVE-14: one 176 MiB header was read whole. Now at most 64 KiB is.
     with bounded(listen.Bounds()) as address:
         conn = connect(address)
         sent = send_until_refused(conn, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ",
@@ -178,7 +178,7 @@ def test_pipelined_requests_past_the_head_bound_in_one_read_are_served() -> None
 
 
 def test_a_client_dripping_header_lines_is_dropped() -> None:
-    # D-PROXY-29: 300 connections dripping header lines stayed open.
+    # D-SERVE-14: 300 connections dripping header lines stayed open.
     with bounded(listen.Bounds(header_timeout=1)) as address:
         conn = connect(address)
         conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")

@@ -291,7 +291,7 @@ def fits(page: Any) -> None:
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_every_page_fits_the_width(browser: Any, origin: str, records: Records, width: int) -> None:
-    # D-STORE-16: at 1280 px the index cut off its last column; at 390 px it
+    # D-WEB-20: at 1280 px the index cut off its last column; at 390 px it
     # was clipped.
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:

@@ -414,7 +414,7 @@ def _filed_as_b(document: dict[str, Any], b: str = "https://b.example") -> dict[
 
 
 INSANE: list[tuple[str, Any, str]] = [
-    # finding 2: a record dated 2099 became the agent's latest and blocked scheduling.
+    # A record dated 2099 became the agent's latest and blocked scheduling.
     ("2099 signed", sign_record(_times(record(), "2099-01-01T00:00:00Z",
                                        "2099-01-01T00:00:01Z"), RUNNER_SEED), "from_the_future"),
     ("9999 unsigned self-run", _times(record(party="self"), "2026-11-29T10:00:00Z",
@@ -427,7 +427,7 @@ INSANE: list[tuple[str, Any, str]] = [
     ("finished before started, other zones", _times(record(), "2026-11-29T11:00:00+01:00",
                                                     "2026-11-29T09:59:59Z"),
      "finished_before_started"),
-    # finding 3: A's run (its calls name A's interfaces) filed as B's, signed by a stranger.
+    # A's run (its calls name A's interfaces) filed as B's, signed by a stranger.
     ("A's run filed as B's", sign_record(_filed_as_b(A_RUN), STRANGER_SEED), "calls_elsewhere"),
     ("A's run filed under A's parent's sibling", sign_record(
         _filed_as_b(with_calls(record("https://a.shop.example"), "https://a.shop.example/rpc"),
@@ -435,7 +435,7 @@ INSANE: list[tuple[str, Any, str]] = [
     ("calls on an IP for a named host", with_calls(record(), "https://192.0.2.1/rpc"),
      "calls_elsewhere"),
     ("a call with no interface", with_calls(record(), "https:///rpc"), "calls_elsewhere"),
-    # finding 3: a card URL of javascript:alert(1) was accepted as an agent.
+    # A card URL of javascript:alert(1) was accepted as an agent.
     ("javascript: card URL", _edit_member(record(), ("agent", "card_url"),
                                          "javascript:alert(1)"), "url_scheme"),
     ("JAVASCRIPT: agent URL", _edit_member(record(), ("agent", "url"),

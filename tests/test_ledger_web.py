@@ -1025,7 +1025,7 @@ def test_a_bad_runners_file_is_one_usage_line(
 
 
 async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Records) -> None:
-    # D-STORE-16: search by card URL; totals that never count an outcome
+    # D-WEB-20: search by card URL; totals that never count an outcome
     # (interview §9: absence is never read as negative, so nothing is filtered by it).
     port = records.urls["evidence"].split(":")[2].split("/")[0]
     listed = (await client.get(f"/api/agents?q={port}")).json()
@@ -1048,7 +1048,7 @@ async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Rec
 async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
     client: httpx.AsyncClient, records: Records, ledger: Ledger
 ) -> None:
-    # D-STORE-16: older results only as raw JSON; a claim never said why; the
+    # D-WEB-18, D-WEB-30: older results only as raw JSON; a claim never said why; the
     # timeline's marks had no label. Every result has its page, every mark a dated label.
     html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
     links = re.findall(r'<a href="/records/(\d+)">read it</a>', html)

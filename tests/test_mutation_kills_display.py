@@ -233,7 +233,7 @@ def test_incomplete(found: Any, expected: Any) -> None:
 
 @pytest.mark.parametrize("outcome", ["non_conformant", "consistent", "churn", None, 5])
 def test_incomplete_only_for_an_unreachable_result(outcome: Any) -> None:
-    # docs/decisions.md (ledger page, 18; D-STORE-16): no "why not completed"
+    # docs/decisions.md D-WEB-18: no "why not completed"
     # text beside a result that completed.
     found = {"reason": "timeout", "detail": "d"}
     assert incomplete({"outcome": outcome, "incomplete": found}) is None
@@ -288,7 +288,7 @@ TIMELINE_HEAD = (
 
 
 def test_timeline_svg_exactly() -> None:
-    # D-STORE-16, docs/decisions.md (ledger page, 17): every mark numbered, its
+    # docs/decisions.md D-WEB-17: every mark numbered, its
     # tip the finish (RFC 3339, as the tables), outcome, who ran it (the runner's
     # label: PROFILE §8, a runner is its key) and standing in the page's words; the first
     # and last dates under the axis. Marks 26 apart, 16 from each edge, at least 160 wide.
@@ -379,7 +379,7 @@ def test_evidence_needs_the_content_and_a_verifying_signature() -> None:
 
 
 def test_a_list_line_reads_the_columns_kept_at_write_time() -> None:
-    # docs/decisions.md (ledger store, 14): a list line is made from the columns the
+    # docs/decisions.md D-STORE-14: a list line is made from the columns the
     # store kept, its standing from the kept reason (computed from the bytes at write
     # time by the same rule), the runner named through the operator's list.
     columns = {"outcome": "non_conformant", "party": "platform", "runner_name": "Acme",

@@ -219,7 +219,7 @@ def _calls(*interfaces: Any, card_url: Any = CARD, url: Any = "https://a.example
 
 
 def test_sanity_says_each_failure_in_fixed_words() -> None:
-    # PROFILE §8 (amended, D-STORE-12); docs/decisions.md (ledger store, 12):
+    # PROFILE §8 (amended, D-STORE-12); docs/decisions.md D-STORE-12:
     # the checks in order, each a fixed reason and fixed detail, never a record's value.
     insane = record.Insane
     sanity = record.record_sanity
@@ -267,7 +267,7 @@ def test_a_call_belongs_to_the_agent_by_host(interface: Any, same: bool) -> None
 
 
 def test_the_card_urls_host_is_home_else_the_agents() -> None:
-    # docs/decisions.md (ledger store, 12): the card URL's host; agent.url's without one.
+    # docs/decisions.md D-STORE-12: the card URL's host; agent.url's without one.
     assert _calls("https://a.example/rpc", card_url=None) is None
     assert _calls("https://c.example/rpc", card_url="https://c.example/card") is None
     assert _calls("https://a.example/rpc", card_url="https://c.example/card") is not None

@@ -500,8 +500,8 @@ def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -
     # Decisions D-PROXY-25 (a variant that never verified is never
     # served) and the proxy's bounds: every activated request naming such a version made
     # the proxy fetch that card and all its proposals again, before any rate limit. A
-    # version the card's interfaces do not list never takes a slot nor a fetch (PROFILE §3.9
-    # finding 4): it gets the host's -32009 mapping (PROFILE §3.10).
+    # version the card's interfaces do not list never takes a slot nor a fetch (D-PROXY-25):
+    # it gets the host's -32009 mapping (PROFILE §3.10).
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         bad = _with_03(reference.unsigned_card(up.origin))
         bad["capabilities"]["extensions"][1]["params"]["proposals"][0]["digest"] = (

@@ -257,7 +257,7 @@ def test_standing_is_recomputed_never_read() -> None:
 
 
 def test_standing_with_a_runner_key_that_is_not_an_nkey_is_a_claim() -> None:
-    # decisions D-RECORD-5: claim for anything malformed; whose key it is cannot be told.
+    # decisions D-RECORD-7: claim for anything malformed; whose key it is cannot be told.
     document = make("third_party").to_json()
     document["ran_by"]["key"] = "not-an-nkey"  # type: ignore[index]
     assert standing_of(document) == "claim"

@@ -86,7 +86,7 @@ def test_an_unparsable_url_gets_its_record_without_credentials() -> None:
     assert {d["agent"]["url"] for d in seen} == {"https://[::1", "https://[fd00::1"}
 
 
-# -- real populations (D-CLI-4a "verify-many for real populations") ----------------------
+# -- real populations (D-CLI-4a) ----------------------
 
 _TOKENS = {"A_TOKEN": "token-of-a", "B_KEY": "key-of-b", "D_TOKEN": "token-of-d"}
 
@@ -111,7 +111,7 @@ def _guarded(seen: list[tuple[str, str]], name: bytes, wanted: bytes | None) -> 
 def test_each_agent_gets_only_its_own_origins_credentials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # D-CLI-4a "verify-many for real populations": credentials per origin, never sent to
+    # D-CLI-4a: credentials per origin, never sent to
     # another agent: not to another listed origin, not across a redirect, not to an
     # interface a card names on another origin (docs/decisions.md D-VERIFY-5 and D-CLI-4).
     from agents import Wrap, honest
@@ -402,7 +402,7 @@ def test_the_credential_kind_names_the_scheme_never_the_value(
 
 @pytest.mark.anyio
 async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
-    # D-CLI-4a "Clients" (docs/decisions.md D-VERIFY-3 and D-CLI-4d): ask may share the httpx
+    # Clients (docs/decisions.md D-VERIFY-3 and D-CLI-4d): ask may share the httpx
     # client of an a2a-sdk client; that client following redirects must not make ask
     # follow one to another origin.
     import httpx
