@@ -144,6 +144,7 @@ KINDS: dict[str, str] = {
     "test_conformance_ci": "behaviour",  # the conformance CI recipe run as written
     "test_verify_sampling": "behaviour",  # what a default run asks, and what it catches
     "test_pace": "behaviour",  # the concurrency controller's decisions, made-up windows
+    "test_citations": "behaviour",  # every citation resolves inside the clone
 }
 
 
