@@ -633,7 +633,7 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     def inline(endpoint: Callable[[Request], Response]) -> Callable[[Request], Any]:
         # D-WEB-23: a store in this process (SQLite) only computes, under one GIL: its
         # requests run on the event loop, one at a time per process (Starlette's thread
-        # for each sync endpoint only added GIL handoffs: p99 1.5-2 times, 8 clients).
+        # for each sync endpoint only added GIL handoffs: docs/benchmarks.md).
         # A store over a socket (PostgreSQL) waits: its requests keep their threads, so
         # the process serves another while one waits.
         if getattr(ledger, "dialect", None) == "postgresql":
