@@ -683,7 +683,7 @@ def test_many_openers_of_a_new_store_migrate_it_once(store_url: str) -> None:
     # Workers and cron jobs starting together on a fresh store, as processes and as
     # threads: each open succeeds and the schema is made once (PostgreSQL: an advisory
     # lock; SQLite: BEGIN IMMEDIATE; in one process: a lock around Alembic)
-    # (docs/decisions.md "Ledger store"). Each opener counts the statements that create
+    # (docs/decisions.md D-STORE-11). Each opener counts the statements that create
     # the records table: over all eight openers, exactly one.
     import subprocess
     import sys

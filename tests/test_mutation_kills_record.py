@@ -352,7 +352,7 @@ def _result(**extra: Any) -> record.ResultRecord:
 
 
 def test_a_records_json_has_exactly_the_profile_8_members() -> None:
-    # PROFILE §8 (docs/decisions.md, part "Record and evidence"): the members, by name;
+    # PROFILE §8 (docs/decisions.md D-RECORD-1): the members, by name;
     # listed_keys holds the listed keys that are not agent keys, sorted.
     document = _result(
         agent_keys=("k2", "k1"), listed_keys=("k3", "k1", "k0"),

@@ -20,7 +20,7 @@ working):
   ``format``), the fixed words of outcomes, :func:`schema`.
 
 The member names, and everything PROFILE leaves open, are written down in
-``docs/decisions.md`` (part "Record and evidence") and in the JSON Schema shipped at
+``docs/decisions/record.md`` (``D-RECORD-n``) and in the JSON Schema shipped at
 ``a2a_interview/schema/result-record.schema.json`` (:func:`schema`).
 """
 
