@@ -455,7 +455,7 @@ async def test_a_429_wait_past_the_deadline_ends_rate_limited_at_once_saying_wha
     None
 ):
     # PROFILE §7: a 429 is waited out as Retry-After asks, within the deadline; a wait that
-    # would outlast it ends the run now, and the record says what to change (D-CLI-8:
+    # would outlast it ends the run now, and the record says what to change (D-VERIFY-4:
     # --max-skills, the deadline, the agent's --rate-limit).
     storm = answer(429, [("Retry-After", "30")], b"")
     with raw_server(storm) as origin:

@@ -940,7 +940,7 @@ def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_pat
 async def test_the_strangers_acme_market_is_not_acme_market(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # D-STORE-12: a record re-signed with a fresh key as party platform, name
+    # D-WEB-16: a record re-signed with a fresh key as party platform, name
     # "Acme Market", showed on the index exactly like Acme's real rows. A runner is its
     # key: the operator lists Acme's key; the stranger's row is shown by its key's
     # fingerprint, its name marked self-declared, its evidence worded apart.

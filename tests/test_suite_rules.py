@@ -107,7 +107,7 @@ def test_names_in_code_reads_code_not_comments() -> None:
 
 
 def test_every_test_module_says_what_it_proves() -> None:
-    # D-TEST-11: a reader can tell where correctness is proven (vectors) from where
+    # D-TEST-12: a reader can tell where correctness is proven (vectors) from where
     # transport is (tests/kinds.py, tests/README.md). A new module must be placed.
     # The interop suite's own installs (node_modules, the a2a-sdk 0.3 venv) are not ours.
     modules = {p.stem for p in _test_sources() if p.name.startswith("test_")}
