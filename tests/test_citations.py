@@ -164,8 +164,8 @@ def _resolves(token: str, where: Path) -> bool:
 
 
 def test_no_citation_of_an_issue_tracker() -> None:
-    # D-TEST-58: "issue 14 finding 7" pointed at a tracker the clone does not hold; the
-    # rule it meant is a PROFILE section or a decision id.
+    # D-TEST-58: a finding cited by its number in an issue tracker pointed at something the
+    # clone does not hold; the rule it meant is a PROFILE section or a decision id.
     found = [
         f"{path}:{number}: {line.strip()}"
         for path in _texts()
