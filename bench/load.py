@@ -219,7 +219,7 @@ async def ordinary(port: int, until: float, tally: Tally, expected: list[bytes])
 async def attacker(port: int, until: float, tally: Tally, body: bool, i: int = 0) -> None:
     """A slow client: drips a head (or a body) a byte a second, reconnects when dropped.
     Attacker ``i`` connects from its own loopback address (127.0.1.1 upward), as distinct
-    clients would: the per-client share of connections (issue 14) is not what is
+    clients would: the per-client share of connections (PROFILE §3.9) is not what is
     measured here."""
     source = (f"127.0.{1 + i // 250}.{1 + i % 250}", 0)
     while time.monotonic() < until:

@@ -53,7 +53,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # display: its pure tests only. tests/test_ledger_web.py reaches it too, but through
     # records the real verifier writes (~10 s a mutant): the figure is a lower bound.
     "display": ("ledger/display.py", ["tests/test_mutation_kills_display.py"]),
-    # The record (split by issue 16 into record, sanity, agentkeys, standing) and the
+    # The record (split into record, sanity, agentkeys, standing) and the
     # checks (into findings, responses, checks, outcome): each part against the record's
     # or the checks' tests and its own kill tests.
     "outcome": ("outcome.py", [*CHECKS_TESTS, "tests/test_mutation_kills_outcome.py"]),
@@ -65,7 +65,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "record": ("record.py", RECORD_TESTS),
     "checks": ("checks.py", CHECKS_TESTS),
     # cardsig, jose, cardreadings: the card-signature rules (PROFILE §6) in three files
-    # since the joserfc rewrite (issue 16); each against the three fast files that test
+    # since the joserfc rewrite; each against the three fast files that test
     # them (test_jose.py through cardsig's names, test_cardproto.py the proto reading).
     "cardsig": (
         "cardsig.py",

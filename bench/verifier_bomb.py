@@ -12,13 +12,13 @@ with ``gzip, gzip`` (a few KB on the wire), and the honest agent answering one i
 call with a gzip bomb. Prints each peak, its difference to the normal peak, and the
 outcome; the goal is every difference under 100 MB.
 
-Then the bounds of one run (PROFILE §7, issue 14 findings 5 and 6), each a child
+Then the bounds of one run (PROFILE §7, D-CLI-6), each a child
 ``verify`` with its wall-clock time and the requests the hostile side saw:
 
 - a card with 300 dummy EdDSA signatures and a same-origin JWKS of 300 keys without
-  ``kid``, under ``--deadline 5`` (issue 14 asks it to end within 6 s; it took 24 s);
+  ``kid``, under ``--deadline 5`` (PROFILE §3.9 asks it to end within 6 s; it took 24 s);
 - a card naming 8 JSON-RPC interfaces on another origin that answers every request with
-  an HTML 404, and 300 skills (issue 14 asks for at most a few hundred requests there;
+  an HTML 404, and 300 skills (PROFILE §3.9 asks for at most a few hundred requests there;
   it got 16,592).
 
 Loopback only; every server stops when its case ends. Not a test: nothing is asserted.

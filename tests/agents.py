@@ -292,7 +292,7 @@ async def _inner(app: Any, scope: Any, body: bytes) -> Reply:
 def params_first(app: Any, *, always: bool = False) -> Wrap:
     """The host's own JSON-RPC dispatch as @a2a-js/sdk has it: params are checked before
     the method name, so a call without ``params`` gets ``-32602`` and one with ``{}`` the
-    ``-32601`` any unknown method gets (issue 7 finding 2). ``always``: ``-32602`` even
+    ``-32601`` any unknown method gets (D-VERIFY-34). ``always``: ``-32602`` even
     with ``{}`` (a host stricter still). Activated interview calls are answered in front
     of the host, as the middleware or the proxy does."""
 

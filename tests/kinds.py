@@ -1,4 +1,4 @@
-"""Which tests prove values and which prove transport (issue 17): a pytest plugin that
+"""Which tests prove values and which prove transport (D-TEST-12): a pytest plugin that
 marks every test by its module, from the one table below (``tests/README.md`` says why).
 
 - ``vectors``: the expected values come from outside the code under test: the draft's
@@ -144,6 +144,7 @@ KINDS: dict[str, str] = {
     "test_conformance_ci": "behaviour",  # the conformance CI recipe run as written
     "test_verify_sampling": "behaviour",  # what a default run asks, and what it catches
     "test_pace": "behaviour",  # the concurrency controller's decisions, made-up windows
+    "test_citations": "behaviour",  # every citation resolves inside the clone
 }
 
 

@@ -82,7 +82,7 @@ async def test_an_interface_url_that_does_not_parse_is_skipped() -> None:
     [
         (b'"a"', b'"a"', True),
         (b'W/"a"', b'"a"', True),
-        (b'"a"', b'W/"a"', True),  # issue 7: a2a-js serves weak tags; the proxy kept them
+        (b'"a"', b'W/"a"', True),  # D-PROXY-3: a2a-js serves weak tags; the proxy kept them
         (b'W/"a"', b'W/"a"', True),
         (b'"x", W/"a"', b'W/"a"', True),
         (b"*", b'W/"a"', True),

@@ -1,5 +1,5 @@
-"""The connection bounds of every server this package starts (server/listen.py; issue 8
-finding 3 and "What to build" 1), over real loopback sockets: a huge request head is
+"""The connection bounds of every server this package starts (server/listen.py;
+D-SERVE-13, D-SERVE-14), over real loopback sockets: a huge request head is
 refused without being buffered, dripping heads and bodies are cut, connections past the
 bound are refused at once, and ordinary requests are served while slow clients attack.
 Every loop here is bounded in count; nothing asserts a duration."""
@@ -130,7 +130,7 @@ def ordinary(address: tuple[str, int]) -> int:
 
 
 def test_a_huge_header_is_refused_with_431_after_the_bound() -> None:
-    # issue 8 finding 3: one 176 MiB header was read whole. Now at most 64 KiB is.
+    # D-SERVE-14: one 176 MiB header was read whole. Now at most 64 KiB is.
     with bounded(listen.Bounds()) as address:
         conn = connect(address)
         sent = send_until_refused(conn, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ",
@@ -160,7 +160,7 @@ def test_many_small_header_lines_count_together() -> None:
 
 
 def test_pipelined_requests_past_the_head_bound_in_one_read_are_served() -> None:
-    # Issue 8 finding 3 bounds one request's head, not a read: many small pipelined
+    # D-SERVE-14 bounds one request's head, not a read: many small pipelined
     # requests (RFC 9112 §9.3.2) arriving together were refused with 431 once the read
     # crossed max_header_bytes, although no head came near it.
     with bounded(listen.Bounds(max_header_bytes=1024)) as address:
@@ -178,7 +178,7 @@ def test_pipelined_requests_past_the_head_bound_in_one_read_are_served() -> None
 
 
 def test_a_client_dripping_header_lines_is_dropped() -> None:
-    # issue 8 finding 3: 300 connections dripping header lines stayed open.
+    # D-SERVE-14: 300 connections dripping header lines stayed open.
     with bounded(listen.Bounds(header_timeout=1)) as address:
         conn = connect(address)
         conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
@@ -206,7 +206,7 @@ def test_a_connection_that_sends_nothing_is_closed() -> None:
 
 
 def test_a_slow_drip_body_is_dropped() -> None:
-    # issue 8 finding 3: a body one byte every 5 s held the server's request open.
+    # D-PROXY-29: a body one byte every 5 s held the server's request open.
     with bounded(listen.Bounds(body_timeout=1)) as address:
         conn = connect(address)
         conn.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
@@ -304,7 +304,7 @@ def test_a_body_of_max_body_is_served_and_one_byte_more_is_refused(chunk: int) -
 
 
 def test_connections_past_the_bound_are_refused_at_once() -> None:
-    # issue 8 finding 3: ~20k connections exhausted the descriptors. Past the bound each
+    # D-PROXY-29: ~20k connections exhausted the descriptors. Past the bound each
     # is answered 503 and closed, so the server holds at most the bound.
     # The total bound alone: no per-client share (every connection here is 127.0.0.1).
     bounds = listen.Bounds(max_connections=20, max_client_connections=0, header_timeout=30)
@@ -326,7 +326,7 @@ def test_connections_past_the_bound_are_refused_at_once() -> None:
 
 
 def test_ordinary_requests_are_served_while_slow_clients_attack() -> None:
-    # issue 8 "What to build" 1: 120 clients dripping heads; ordinary requests still get
+    # D-SERVE-14: 120 clients dripping heads; ordinary requests still get
     # through, every one of them.
     with bounded(listen.Bounds(header_timeout=2)) as address:
         attackers = []
@@ -396,7 +396,7 @@ def demo_serve(*args: str) -> Iterator[tuple[subprocess.Popen[str], tuple[str, i
 
 def test_demo_serve_memory_does_not_grow_with_a_huge_header_or_body() -> None:
     need(LINUX, "Linux's /proc (the server's peak memory is read there)", "run it on Linux")
-    # issue 8 findings 3 and 4: a 176 MiB header and a 100 MiB activated body took the
+    # D-PROXY-29: a 176 MiB header and a 100 MiB activated body took the
     # demo from 72 to 209 and 309 MiB. Each is now refused; the peak barely moves.
     with demo_serve() as (proc, address):
         host, port = address
@@ -449,9 +449,9 @@ def test_demo_serve_rejects_nonsense_bounds() -> None:
 
 @pytest.mark.parametrize("framework", ["starlette", "fastapi"])
 def test_the_sdk_integration_reads_at_most_64_kib_of_an_activated_body(framework: str) -> None:
-    # issue 8 finding 4, docs/decisions.md D-SERVE-12: an activated body is read to the
+    # docs/decisions.md D-SERVE-12: an activated body is read to the
     # route's max_body at most (here 64 KiB); past it the request cannot be judged and is
-    # refused (issue 14 finding 8, PROFILE §3.9), the rest unread, never handed over.
+    # refused (D-SERVE-12, PROFILE §3.9), the rest unread, never handed over.
     from stacks import RPC, Spies, sdk_app
 
     spies = Spies()

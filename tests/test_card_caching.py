@@ -1,5 +1,5 @@
 """The card routes this project serves pass the A2A TCK's card caching tests
-(docs/decisions.md D-SERVE-27, D-PROXY-33; "TCK card caching" in docs/decisions.md).
+(docs/decisions.md D-SERVE-27, "TCK card caching", and D-PROXY-33).
 
 What the TCK (``tests/compatibility/agent_card/test_agent_card_caching.py``) does, repeated
 here against each route: ``GET {base}/.well-known/agent-card.json``, a 2xx, then

@@ -123,7 +123,7 @@ def test_field_table_matches_the_sdk_descriptors() -> None:
 
 
 def test_only_two_bools_lose_false() -> None:
-    # issue 7 finding 1: `required: false` goes, `pushNotifications: false` stays.
+    # D-VERIFY-26: `required: false` goes, `pushNotifications: false` stays.
     no_presence = {
         (m, n) for m, fs in MESSAGES.items() for n, f in fs.items() if f.kind == "bool"
         and not f.presence
@@ -293,7 +293,7 @@ def test_proto_payload_matches_the_sdk_on_generated_cards(card: dict[str, Any]) 
 
 
 # ---------------------------------------------------------------------------------------
-# Cards signed by both SDKs (issue 7 finding 1)
+# Cards signed by both SDKs (D-VERIFY-26)
 
 SIGNED = sorted(p.name for p in SDK_SIGNED.glob("*-signed-*.json"))
 
@@ -323,7 +323,7 @@ def test_sdk_signed_card_verifies_under_proto(name: str) -> None:
 @pytest.mark.parametrize("name", SIGNED)
 @pytest.mark.parametrize("reading", ["served", "prune-empty"])
 def test_sdk_signed_card_fails_under_the_other_readings(name: str, reading: str) -> None:
-    # issue 7 finding 1: the SDKs do not sign the served card, nor keep "required": false.
+    # D-VERIFY-26: the SDKs do not sign the served card, nor keep "required": false.
     report = verify_card(_load(name), _jwks(), readings=(reading,))  # type: ignore[arg-type]
     assert report.status is SignatureStatus.invalid
     assert report.checks[0].reason == "bad_signature"

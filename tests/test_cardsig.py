@@ -668,7 +668,7 @@ def test_sign_card_misuse() -> None:
         sign_card(CARD, key_for("EdDSA").public_key(), kid="k1")
 
 
-# Signing what the SDKs verify (issue 12 finding 1, PROFILE §6.3) -----------------------
+# Signing what the SDKs verify (D-VERIFY-36, PROFILE §6.3) -----------------------
 
 INTERVIEW_ENTRY: dict[str, Any] = {"uri": "https://agentsow.com/extensions/a2a-interview/v1"}
 

@@ -382,7 +382,7 @@ def test_inactive_probe() -> None:
     ],
 )
 def test_inactive_probe_other_error_is_an_advisory_not_a_conflict(body: bytes) -> None:
-    # issue 7 finding 2, PROFILE §7: nothing was answered; inactive_error_code, advisory.
+    # D-VERIFY-34, PROFILE §7: nothing was answered; inactive_error_code, advisory.
     conflicts, advisories = check_inactive(Exchange(200, (), body), Binding.JSONRPC, W)
     assert conflicts == []
     assert [(a.code, a.reason) for a in advisories] == [("inactive_probe", "inactive_error_code")]

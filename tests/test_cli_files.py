@@ -1,4 +1,4 @@
-"""Files and outputs across the CLI (issue 8 finding 7): every input file is read
+"""Files and outputs across the CLI (D-CLI-10 to D-CLI-12): every input file is read
 through the network's 1 MiB bound, never whole first; every output is written
 atomically, only to a regular file, and never over an existing secret key without
 ``--force``. Real files, real FIFOs and symbolic links, ``main(argv)`` and, for the
@@ -100,7 +100,7 @@ def test_a_3_gib_sparse_file_is_refused_in_one_line(
     inputs: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # issue 8 finding 7: a 3 GiB file took 3.1 GB of memory before the 1 MiB check.
+    # D-CLI-10: a 3 GiB file took 3.1 GB of memory before the 1 MiB check.
     assert main(_argv(template, str(sparse), inputs)) == 2
     line = _one_clear_line(capsys.readouterr().err)
     assert "larger than 1 MiB" in line
@@ -110,7 +110,7 @@ def test_a_3_gib_sparse_file_is_refused_in_one_line(
 def test_dev_zero_is_refused_in_one_line(
     template: list[str], inputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 7: /dev/zero under a memory limit: MemoryError, traceback, exit 1.
+    # D-CLI-10: /dev/zero under a memory limit: MemoryError, traceback, exit 1.
     assert main(_argv(template, "/dev/zero", inputs)) == 2
     line = _one_clear_line(capsys.readouterr().err)
     assert "larger than" in line
@@ -123,7 +123,7 @@ def _limited() -> None:
 
 @pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
 def test_memory_stays_bounded_in_a_real_process(source: str, sparse: Path) -> None:
-    # issue 8 finding 7: the bound holds in a process that cannot take more than 512 MiB.
+    # D-CLI-10: the bound holds in a process that cannot take more than 512 MiB.
     path = str(sparse) if source == "sparse" else source
     done = subprocess.run(
         [sys.executable, "-c", ENTRY, "card", "verify", path],
@@ -235,7 +235,7 @@ def test_outputs_go_only_to_regular_files(
     inputs: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # issue 8 finding 7: --out replaced device nodes and symlinks with regular files.
+    # D-CLI-11: --out replaced device nodes and symlinks with regular files.
     target, unchanged = _targets(tmp_path)[kind]
     if kind == "device":
         need(target.exists(), "a device node (mknod needs CAP_MKNOD)", "run as root, as CI does")
@@ -251,7 +251,7 @@ def test_outputs_go_only_to_regular_files(
 def test_keygen_never_overwrites_a_secret_without_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 7: `keygen --out` silently overwrote an existing secret key.
+    # D-CLI-12: `keygen --out` silently overwrote an existing secret key.
     for alg in ("nkey", "EdDSA"):
         secret = tmp_path / f"{alg}.secret"
         secret.write_text("the old secret")

@@ -1,5 +1,5 @@
 """``a2a-interview ledger ...`` and ``verify``/``verify-many --store`` through
-``main(argv)``, over real loopback agents (issue 9 item 1): import with refusals named,
+``main(argv)``, over real loopback agents (D-STORE-1): import with refusals named,
 list and show with standing recomputed, export byte for byte, hostile files."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_import_keeps_the_good_and_names_each_refusal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9: a record whose signature fails is refused on import with the reason;
+    # D-STORE-4: a record whose signature fails is refused on import with the reason;
     # the others are kept.
     store = str(tmp_path / "l.db")
     tampered = sign_record(record("https://t.example"), SEED)
@@ -75,7 +75,7 @@ def test_import_keeps_the_good_and_names_each_refusal(
 def test_import_refuses_each_insane_record_with_its_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 13 findings 2-4, PROFILE §8 (amended): ledger import runs the same sanity as
+    # D-STORE-12, PROFILE §8 (amended): ledger import runs the same sanity as
     # every reader; `record verify` shows the same records as claims with the reason.
     lines = [signed(record("https://a.example"))]
     lines += [compact(document) for _, document, _ in INSANE]
@@ -247,7 +247,7 @@ def test_list_and_show_recompute_standing_and_never_rank(
 def test_list_and_show_name_the_agent_as_its_card_does_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 13 finding 6: the agent's name (agent.name, its latest record's) beside its
+    # D-STORE-16: the agent's name (agent.name, its latest record's) beside its
     # card URL; peer text, so escaped to one line of ASCII (no terminal control).
     store = str(tmp_path / "l.db")
     document = record("https://n.example")
@@ -312,7 +312,7 @@ def test_reading_with_no_store_configured_is_a_usage_error_naming_the_default(
     monkeypatch: pytest.MonkeyPatch,
     command: list[str],
 ) -> None:
-    # issue 13 finding 8: `ledger list` with no --store silently created
+    # D-STORE-15: `ledger list` with no --store silently created
     # ./a2a-interview-ledger.db. Reading commands now say what to give instead.
     monkeypatch.delenv("A2A_INTERVIEW_STORE", raising=False)
     monkeypatch.chdir(tmp_path)

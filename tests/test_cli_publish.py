@@ -154,7 +154,7 @@ def test_an_unwritable_out_is_one_line_exit_2(
             ["proposal", "sign", proposal, "--seed", str(seed), "--out", out],
         ):
             code, _, err = run(capsys, *argv)
-            # cli/files.py: the message names the option and the file (issue 8 finding 7)
+            # cli/files.py: the message names the option and the file (D-CLI-11)
             assert code == EXIT_USAGE and err.startswith(f"a2a-interview: error: --out {out!r}")
             assert len(err.splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.jwk", "seed"]  # no leftovers
@@ -223,7 +223,7 @@ SDK_SIGNED = Path(__file__).resolve().parent / "data" / "sdk-signed"
 
 @pytest.mark.parametrize("name", ["python-signed-plain.json", "js-signed-compat.json"])
 def test_card_verify_names_the_proto_reading(capsys: pytest.CaptureFixture[str], name: str) -> None:
-    # issue 7 finding 1 / PROFILE §6.3: an SDK-signed card verifies, and card verify
+    # D-VERIFY-26 / PROFILE §6.3: an SDK-signed card verifies, and card verify
     # says under which reading; §6.6: the null jku is said, never silently passed.
     jwks = str(SDK_SIGNED / "jwks.json")
     code, out, _ = run(capsys, "card", "verify", str(SDK_SIGNED / name), "--jwks", jwks)
@@ -266,7 +266,7 @@ def test_card_verify_reading_choices(capsys: pytest.CaptureFixture[str]) -> None
     assert code == EXIT_USAGE and "'served', 'prune-empty', 'proto'" in err
 
 
-# -- card sign: signatures the SDKs accept (issue 12 finding 1, PROFILE §6.3) -----------
+# -- card sign: signatures the SDKs accept (D-VERIFY-36, PROFILE §6.3) -----------
 
 
 def _required_false_card(tmp_path: Path) -> Path:

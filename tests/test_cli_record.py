@@ -1,5 +1,5 @@
-"""``record show`` and ``record verify`` over real record files (PROFILE §8, issue 8
-"What to build" 2): records written by a real ``verify --record`` against the reference
+"""``record show`` and ``record verify`` over real record files (PROFILE §8,
+D-RECORD-7): records written by a real ``verify --record`` against the reference
 agent on loopback, then edited as a forger would. Standing is recomputed offline; exit 0
 evidence, 1 claim or a bad signature, 2 unreadable."""
 
@@ -97,7 +97,7 @@ def test_an_unsigned_record_is_a_claim(
 def test_an_edited_signed_record_is_a_claim(
     edit: str, origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 5: a record edited after signing shows EVIDENCE nowhere.
+    # D-RECORD-7: a record edited after signing shows EVIDENCE nowhere.
     path = tmp_path / "r.json"
     document = recorded(origin, path, "--as", "self", "--runner-key", STRANGER)
     {
@@ -117,7 +117,7 @@ def test_an_edited_signed_record_is_a_claim(
 def test_self_changed_to_third_party_and_left_unsigned_is_a_claim(
     origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 5: `self` changed to `third_party` and left unsigned.
+    # D-RECORD-7: `self` changed to `third_party` and left unsigned.
     path = tmp_path / "r.json"
     document = recorded(origin, path, "--as", "self")
     document["ran_by"]["party"] = "third_party"
@@ -132,7 +132,7 @@ def test_self_changed_to_third_party_and_left_unsigned_is_a_claim(
 def test_an_agent_key_edited_out_and_resigned_is_a_claim(
     seed: str, origin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 5: thumbprint set to null, proposal signers set to null, then
+    # D-RECORD-7: thumbprint set to null, proposal signers set to null, then
     # re-signed with the agent's key: agent.keys, written by the verifier, still names it.
     path = tmp_path / "r.json"
     document = recorded(origin, path, "--as", "platform", "--runner-key", seed)

@@ -44,14 +44,14 @@ def test_verify_prints_the_report_and_exits_0(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "Outcome: CONSISTENT" in out
     assert "Conformance is not competence" in out
-    # third_party by default, but unsigned: a claim (PROFILE §8, issue 8 finding 5)
+    # third_party by default, but unsigned: a claim (PROFILE §8, D-RECORD-7)
     assert "Standing: CLAIM" in out
 
 
 def test_verify_reading_proto_is_required_and_reported(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # PROFILE §6.3 "a user may require one reading"; issue 7 "What to build" 1: the
+    # PROFILE §6.3 "a user may require one reading"; D-VERIFY-33: the
     # verifier's record says which reading verified.
     with serve(honest) as origin:
         assert main(["verify", origin, *FAST, "--reading", "proto", "--json"]) == 0

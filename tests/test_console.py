@@ -1,4 +1,4 @@
-"""The terminal through rich (issue 9 item 5): colour on a terminal, the report's plain
+"""The terminal through rich (D-VERIFY-25): colour on a terminal, the report's plain
 text byte for byte in pipes, files, CI and under NO_COLOR; peer text never read as markup."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The project's own defaults work together (PROFILE §7, issue 12 finding 4).
+"""The project's own defaults work together (PROFILE §7, D-CLI-8).
 
 A default ``verify`` of an agent with 100 skills on 3 interfaces ends ``consistent``
 within the default deadline, behind a default ``proxy --declare`` (the command line, over

@@ -34,7 +34,7 @@ def test_demo_json_is_a_valid_record(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.anyio
 @pytest.mark.parametrize("path", ["/a2a/jsonrpc", "/a2a/jsonrpc/"])
 async def test_the_demo_answers_both_jsonrpc_spellings(path: str) -> None:
-    # issue 12 item 7: README's "The A2A TCK" recommends serving `{url}/` beside the card's
+    # D-CLI-9: README's "The A2A TCK" recommends serving `{url}/` beside the card's
     # URL (the TCK posts there); the demo itself must follow it, ordinary calls and the
     # interview (PROFILE §3.1: served at the same URL as the core methods) alike.
     import httpx

@@ -1,5 +1,5 @@
-"""``docs/security.md`` names, for each defence, the test that shows it (issue 8 "What to
-build" 5). A named test that does not exist is a defence nobody checks, and so is an
+"""``docs/security.md`` names, for each defence, the test that shows it
+(D-TEST-31). A named test that does not exist is a defence nobody checks, and so is an
 entry that names none, or only a file: every entry names at least one test function
 that exists (D-TEST-31). This keeps the page honest."""
 

@@ -1,4 +1,4 @@
-"""Evidence cannot be forged (issue 8 finding 5, PROFILE §8): ``verify`` over real
+"""Evidence cannot be forged (D-RECORD-7, PROFILE §8): ``verify`` over real
 loopback HTTP records ``agent.keys`` itself, and a runner holding an agent key gets a
 claim whatever JWKS it pins."""
 
@@ -65,7 +65,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
 def test_the_cards_own_key_as_runner_key_is_a_claim(
     factory: Any, unrelated_jwks: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 8 finding 5: verify --as platform --runner-key <the card's key as an nkey
+    # D-RECORD-7: verify --as platform --runner-key <the card's key as an nkey
     # seed> --jwks <an unrelated JWKS> said EVIDENCE (key_unavailable, no thumbprint).
     with serve(factory) as origin:
         document = run(capsys, origin, "--as", "platform", "--runner-key", card_key_seed(),
@@ -111,7 +111,7 @@ def test_an_unsigned_third_party_run_is_a_claim(capsys: pytest.CaptureFixture[st
 def test_an_agent_listing_the_runner_key_cannot_veto_the_evidence(
     pinned: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 13 finding 1, PROFILE §8 (amended): the platform's runner key is public (it
+    # D-RECORD-8, PROFILE §8 (amended): the platform's runner key is public (it
     # is in every record). An agent whose JWKS lists it turned the platform's signed run
     # into "CLAIM (the runner key is one of the agent's own keys)". Listing a key is not
     # signing with it: the key goes to agent.listed_keys and the run stays evidence.

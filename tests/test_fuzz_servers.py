@@ -1,4 +1,4 @@
-"""Standing fuzz suite (issue 8 "What to build" 3): both bindings through all three
+"""Standing fuzz suite (PROFILE §3.9): both bindings through all three
 servers, hostile paths, headers, bodies, params and Unicode.
 
 - the a2a-sdk integration, in a Starlette and in a FastAPI app (in process);
@@ -93,7 +93,7 @@ segment = st.one_of(
     unicode_text.map(lambda t: quote(t, safe="")),
 )
 # Most requests aim at the interview's paths, in some spelling (PROFILE §3.9).
-# Issue 14 findings 3 and 10: case, `;` parameters, `%5C`, double encoding, full-width
+# D-SERVE-11: case, `;` parameters, `%5C`, double encoding, full-width
 # `／` (percent-encoded), NUL and trailing dots too (PROFILE §3.9).
 spelled_rpc = st.sampled_from([RPC, RPC, RPC, "/a2a/x/../jsonrpc", "/a2a/./jsonrpc",
                                "/a2a//jsonrpc", "/a2a/%2e/jsonrpc", "/a2a/%6Asonrpc",
@@ -155,7 +155,7 @@ activation = st.sampled_from([
 versions = st.sampled_from([[("a2a-version", "1.0")], [("a2a-version", "1.0")], [],
                             [("a2a-version", "0.3")], [("a2a-version", "2.0")],
                             [("a2a-version", "")], [("a2a-version", "1.0.1")]])  # fmt: skip
-# Issue 14 finding 2: one layer of gzip or deflate in any case, other codings, stacks.
+# D-SERVE-23: one layer of gzip or deflate in any case, other codings, stacks.
 codings = st.sampled_from([None, None, None, "gzip", "GZIP", "x-gzip", "deflate", "Deflate",
                            "br", "zstd", "gzip, gzip", "identity", "gzip, identity"])  # fmt: skip
 extra_headers = st.lists(
@@ -455,7 +455,7 @@ trailer_fields = st.lists(
 
 
 def test_fuzz_trailers_through_the_proxy_over_loopback() -> None:
-    # Issue 14 finding 1, PROFILE §3.9: a trailer never activates and is never read as a
+    # D-SERVE-20, PROFILE §3.9: a trailer never activates and is never read as a
     # header. Every request here carries its activation (if any) in the trailer section
     # only, beside other trailer fields: nothing is ever answered as an interview call.
     spies = Spies()

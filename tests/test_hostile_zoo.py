@@ -1,7 +1,7 @@
 """The hostile-agent zoo: agents that attack the verifier rather than lie to it.
 
-Each one (issue 8 "What to build" 3) ends in a precise outcome and reason within its
-deadline, with memory bounded: bombs that inflate (issue 8 finding 1), stalls and endless
+Each one (PROFILE §7) ends in a precise outcome and reason within its
+deadline, with memory bounded: bombs that inflate (D-NET-1), stalls and endless
 bodies, redirect loops, 429 storms with absurd ``Retry-After`` values (finding 6), cards
 and interfaces on addresses that are not public (finding 8), deep and duplicate-key JSON,
 a card that changes per fetch. ``verify-many`` over all of them keeps going past each and
@@ -156,11 +156,11 @@ def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
     return {(a["code"], a["reason"]) for a in document["advisories"]}
 
 
-# --- inflating bodies (issue 8 finding 1) ---------------------------------------------
+# --- inflating bodies (D-NET-1) ---------------------------------------------
 
 
 async def test_a_gzip_bomb_card_ends_too_large_with_memory_bounded() -> None:
-    # issue 8 finding 1: the bound held only after each chunk was inflated whole.
+    # D-NET-1: the bound held only after each chunk was inflated whole.
     with raw_server(json_reply(zeros(BOMB), "gzip")) as origin:
         document, used = await peak(lambda: verified(origin))
     ended(document, "too_large")
@@ -185,7 +185,7 @@ async def test_every_accepted_coding_is_bounded_as_it_streams(encoding: str, bod
 
 
 async def test_stacked_encodings_are_refused_with_memory_bounded() -> None:
-    # issue 8 finding 1: `gzip, gzip`, a few KB inflating without end; one layer is all
+    # D-NET-1: `gzip, gzip`, a few KB inflating without end; one layer is all
     # an honest server needs, so more is refused before anything is inflated.
     bomb = gzip(zeros(BOMB))
     assert len(bomb) < 4096
@@ -299,7 +299,7 @@ def test_proposal_verify_url_reads_a_bomb_under_the_bound(
 
 
 async def test_the_proxy_start_reads_a_bomb_under_the_bound() -> None:
-    # issue 8 finding 1, "and the proxy's start": it reads the card through read_body.
+    # D-NET-1, "and the proxy's start": it reads the card through read_body.
     from a2a_interview.server.proxy import ProxyError, build_proxy
 
     async def start() -> str:
@@ -357,7 +357,7 @@ async def test_endless_headers_are_refused_with_memory_bounded() -> None:
     ],
 )
 async def test_an_endless_trailer_section_is_refused_with_memory_bounded(piece: bytes) -> None:
-    # Issue 14 finding 1: a trailer section after a chunked body is a header section too
+    # D-SERVE-20: a trailer section after a chunked body is a header section too
     # and is bounded like one (httpx's h11 for the card, the interviewer's own reader for
     # the calls: tests/test_wire.py).
     head = HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
@@ -383,7 +383,7 @@ def test_accept_encoding_is_the_verifiers_own(capsys: pytest.CaptureFixture[str]
 
 
 async def test_a_stall_longer_than_the_deadline_ends_at_the_deadline() -> None:
-    # issue 8 finding 6: each exchange bounded is not enough; the whole run has a deadline.
+    # D-NET-3: each exchange bounded is not enough; the whole run has a deadline.
     with raw_server(drip(HEAD_200, b"X-Drip: 1\r\n", 0.05)) as origin:
         document = await verified(origin, total_timeout=0.5, client=ClientOptions(timeout=30))
     ended(document, "deadline")
@@ -391,7 +391,7 @@ async def test_a_stall_longer_than_the_deadline_ends_at_the_deadline() -> None:
 
 
 def test_verify_deadline_ends_a_slow_agent_with_its_record_written(tmp_path: Path) -> None:
-    # issue 8 finding 6: a slow agent with many skills kept `verify` busy for minutes.
+    # D-NET-3: a slow agent with many skills kept `verify` busy for minutes.
     import time
 
     def slow(origin: str) -> Any:
@@ -443,7 +443,7 @@ HUGE_DATE = "Mon, 99999999999999999999 Dec 2026 10:00:00 GMT"
     [HUGE_DATE, "Fri, 31 Dec 9999 23:59:59 GMT", "99999999999999999999999", "soon", "-1"],
 )
 async def test_a_429_storm_with_any_retry_after_ends_rate_limited(retry_after: str) -> None:
-    # issue 8 finding 6: a Retry-After date with a huge day number raised OverflowError.
+    # D-NET-3: a Retry-After date with a huge day number raised OverflowError.
     storm = answer(429, [("Retry-After", retry_after)], b"")
     client = ClientOptions(retry_budget=0.3, max_retry_after=0.1)
     with raw_server(storm) as origin:
@@ -455,8 +455,8 @@ async def test_a_429_wait_past_the_deadline_ends_rate_limited_at_once_saying_wha
     None
 ):
     # PROFILE §7: a 429 is waited out as Retry-After asks, within the deadline; a wait that
-    # would outlast it ends the run now, and the record says what to change (issue 12
-    # finding 4: --max-skills, the deadline, the agent's --rate-limit).
+    # would outlast it ends the run now, and the record says what to change (D-VERIFY-4:
+    # --max-skills, the deadline, the agent's --rate-limit).
     storm = answer(429, [("Retry-After", "30")], b"")
     with raw_server(storm) as origin:
         document = await verified(origin, total_timeout=5)
@@ -468,7 +468,7 @@ async def test_a_429_wait_past_the_deadline_ends_rate_limited_at_once_saying_wha
 
 
 def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> None:
-    # issue 8 finding 6: `ask` said "internal error".
+    # D-NET-3: `ask` said "internal error".
     storm = answer(429, [("Retry-After", HUGE_DATE)], b"")
     with raw_server(storm) as origin:
         assert main(["ask", origin, "identity", "--deadline", "1.5"]) == 3
@@ -480,7 +480,7 @@ def test_ask_survives_a_huge_retry_after(capsys: pytest.CaptureFixture[str]) -> 
 def test_proposal_verify_url_survives_a_huge_retry_after(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # issue 8 finding 6: `proposal verify URL` showed a traceback.
+    # D-NET-3: `proposal verify URL` showed a traceback.
     storm = answer(429, [("Retry-After", HUGE_DATE)], b"")
     with raw_server(storm) as origin:
         code = main(["proposal", "verify", origin + "/t.sow.json"])
@@ -490,7 +490,7 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
     assert "[rate_limited]" in captured.err and "Traceback" not in captured.err
 
 
-# --- addresses that are not public (issue 8 finding 8) --------------------------------
+# --- addresses that are not public (D-NET-5) --------------------------------
 
 
 @pytest.mark.parametrize(
@@ -524,7 +524,7 @@ def test_proposal_verify_url_survives_a_huge_retry_after(
         ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
         ("[fd00::1]", "private"),
         ("not-an-address", "private"),
-        # issue 14 finding 10: every IPv6 form that embeds an IPv4 address is judged by
+        # D-NET-5: every IPv6 form that embeds an IPv4 address is judged by
         # it, the stricter judgement winning (PROFILE §7, docs/decisions.md D-NET-5).
         ("::ffff:0:127.0.0.1", "loopback"),  # IPv4-translated (RFC 2765)
         ("[::ffff:0:7f00:1]", "loopback"),
@@ -556,7 +556,7 @@ PRIVATE_URLS = (
     "https://169.254.169.254/latest/meta-data/",
     "https://[fd00::1]/",
     "https://[::ffff:10.0.0.1]/",
-    "https://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated (issue 14 finding 10)
+    "https://[::ffff:0:a9fe:a9fe]/",  # IPv4-translated (D-NET-5)
     "https://[64:ff9b::a00:1]/",
     "https://[2002:a9fe:a9fe::1]/",
     "https://100.64.0.1/",

@@ -109,7 +109,7 @@ def agent() -> Iterator[Agent]:
         yield _agent(origin, http)
 
 
-# --- The demo itself (issue 3 part 6) -------------------------------------------------
+# --- The demo itself (D-SERVE-6) -------------------------------------------------
 
 
 def test_demo_card_is_signed_over_the_card_as_served(agent: Agent) -> None:
@@ -131,7 +131,7 @@ def test_demo_card_is_signed_over_the_card_as_served(agent: Agent) -> None:
 
 
 def test_demo_card_names_its_own_origin(agent: Agent) -> None:
-    # Issue 3 part 6: the card is built for the port actually bound.
+    # D-SERVE-6: the card is built for the port actually bound.
     urls = [i["url"] for i in agent.card["supportedInterfaces"]]
     assert urls == [agent.origin + "/a2a/jsonrpc", agent.origin + "/a2a/rest"]
     unsigned = {k: v for k, v in agent.card.items() if k != "signatures"}
@@ -150,7 +150,7 @@ def test_demo_serves_the_committed_proposals_on_its_origin(agent: Agent) -> None
 
 
 def test_demo_answers_ordinary_traffic(agent: Agent) -> None:
-    # Issue 3 part 6: a real a2a-sdk agent with a trivial executor.
+    # D-SERVE-6: a real a2a-sdk agent with a trivial executor.
     message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
     reply = agent.call("SendMessage", {"message": message}).json()
     task = reply["result"]["task"]

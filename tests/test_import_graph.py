@@ -1,4 +1,4 @@
-"""The tree can be read one part at a time (issue 16): the import graph of ``src/`` has
+"""The tree can be read one part at a time: the import graph of ``src/`` has
 no loop, and no source file is over 700 lines but those still being split.
 
 The graph is read from the source with ``ast``, so what it sees is what a reader sees:
@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "a2a_interview"
 
 MAX_LINES = 700
 
-# issue 16: no source file is over MAX_LINES (the last five were split).
+# No source file is over MAX_LINES (the last five were split).
 
 
 def _module_name(path: Path) -> str:
@@ -114,7 +114,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_src_has_no_import_cycle() -> None:
-    # issue 16 item 3: cli/ledger.py, cli/ledger_serve.py and cli/verify.py imported each
+    # cli/ledger.py, cli/ledger_serve.py and cli/verify.py imported each
     # other (the shared options now live in cli/options.py), and cli/__init__.py and
     # cli/files.py did (UsageError now lives in cli/usage.py).
     assert cycles(import_graph()) == []
@@ -134,7 +134,7 @@ def test_import_graph_finds_a_cycle_through_a_function_level_import() -> None:
 
 
 def test_src_files_are_at_most_700_lines() -> None:
-    # issue 16 "Done when": no source file over about 700 lines, so that each part can be
+    # No source file over about 700 lines, so that each part can be
     # read at once; a file that grows past the bound is split along its seams.
     lines = {
         path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
@@ -144,7 +144,7 @@ def test_src_files_are_at_most_700_lines() -> None:
 
 
 # Packages read part by part: each part imports only those listed before it, so it can
-# be read without those after it (issue 16).
+# be read without those after it.
 PART_ORDERS: dict[str, list[str]] = {
     # ledger/store/ (split from one 1,058-line module): the schema, the values, reading a
     # record, opening, what is kept at write time, then the Ledger.

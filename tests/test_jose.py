@@ -1,6 +1,6 @@
 """Keys and algorithms on joserfc: what the library does not do for us stays ours.
 
-docs/decisions.md D-VERIFY-38 (issue 16): only the key
+docs/decisions.md D-VERIFY-38: only the key
 material reaches the library, the allowlist and key fit are ours, every bad key keeps its
 fixed message, and the RFC 7638 thumbprint hashes RFC 8785 bytes. Written against the
 names ``cardsig`` exports, so that the same file passes on the hand-built code it replaced.

@@ -278,7 +278,7 @@ def test_churn_and_unreachable_are_neutral(
     assert page.locator("section.latest").evaluate(border) == absent_border
 
 
-# --- issue 13: runners, search, totals, timeline labels, result pages, widths ------------
+# --- D-STORE-17: runners, search, totals, timeline labels, result pages, widths ------------
 
 
 def fits(page: Any) -> None:
@@ -291,7 +291,7 @@ def fits(page: Any) -> None:
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_every_page_fits_the_width(browser: Any, origin: str, records: Records, width: int) -> None:
-    # issue 13 finding 6: at 1280 px the index cut off its last column; at 390 px it
+    # D-WEB-20: at 1280 px the index cut off its last column; at 390 px it
     # was clipped.
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:

@@ -1,4 +1,4 @@
-"""What makes the ledger's page cheap at 100,000 agents (issue 13), held to showing what
+"""What makes the ledger's page cheap at 100,000 agents (D-WEB-22), held to showing what
 a page made from nothing would show: what it keeps between requests
 (``ledger/memo.py``), the totals it reads off the request's time (``ledger/web.py``),
 and a serving process's collector (``ledger/serving.py``)."""

@@ -1,4 +1,4 @@
-"""The ledger's store (issue 9 item 1): records kept byte for byte in SQLite and a real
+"""The ledger's store (D-STORE-1): records kept byte for byte in SQLite and a real
 PostgreSQL, refused with the reason when their runner signature fails, standing
 recomputed on every read, hostile input refused with fixed words."""
 
@@ -136,7 +136,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def test_records_round_trip_byte_for_byte(store_url: str) -> None:
-    # issue 9 "done when": the same records round-trip unchanged, byte for byte.
+    # D-STORE-2: the same records round-trip unchanged, byte for byte.
     given = corpus()
     with Ledger.open(store_url) as ledger:
         ids = [ledger.add(body).id for body in given]
@@ -147,7 +147,7 @@ def test_records_round_trip_byte_for_byte(store_url: str) -> None:
 
 
 def test_sqlite_and_postgresql_hold_the_same_bytes(tmp_path: Path, postgres_server: Server) -> None:
-    # issue 9: SQLite → export → PostgreSQL → export gives the bytes first given.
+    # D-STORE-10: SQLite → export → PostgreSQL → export gives the bytes first given.
     given = corpus()
     with Ledger.open(tmp_path / "one.db") as lite:
         for body in given:
@@ -211,7 +211,7 @@ def test_put_many_is_put_for_each_in_one_transaction(store_url: str) -> None:
 
 
 def test_a_job_writes_at_most_one_record(store_url: str) -> None:
-    # issue 9 item 3: a job that runs again after its worker died writes nothing more.
+    # D-STORE-8: a job that runs again after its worker died writes nothing more.
     with Ledger.open(store_url) as ledger:
         first, new = ledger.put(signed(record()), job_key="job:7")
         again, new_again = ledger.put(
@@ -319,7 +319,7 @@ def test_standing_is_recomputed_never_read(store_url: str) -> None:
 
 
 def test_a_new_release_or_migrate_refreshes_the_standing_column(tmp_path: Path) -> None:
-    # issue 9: a standing column is fine only if refreshed from standing_of.
+    # D-STORE-6: a standing column is fine only if refreshed from standing_of.
     path = tmp_path / "s.db"
     with Ledger.open(path) as ledger:
         stored = ledger.add(compact(record(party="self")))
@@ -351,7 +351,7 @@ def test_a_new_release_or_migrate_refreshes_the_standing_column(tmp_path: Path) 
 
 
 def test_a_record_whose_signature_fails_is_refused_with_the_reason(store_url: str) -> None:
-    # issue 9 "done when": refused on import with the reason.
+    # D-STORE-4: refused on import with the reason.
     document = sign_record(record(), RUNNER_SEED)
     document["outcome"] = "consistent" if document["outcome"] != "consistent" else "churn"
     other = sign_record(record("https://o.example"), OTHER_SEED)
@@ -370,7 +370,7 @@ def test_a_record_whose_signature_fails_is_refused_with_the_reason(store_url: st
         assert ledger.count() == 0
 
 
-# --- sanity (issue 13 findings 2-4, PROFILE §8 as amended) ------------------------------
+# --- sanity (D-STORE-12, PROFILE §8 as amended) ------------------------------
 
 STRANGER_SEED = nkeys.generate_seed()
 
@@ -414,7 +414,7 @@ def _filed_as_b(document: dict[str, Any], b: str = "https://b.example") -> dict[
 
 
 INSANE: list[tuple[str, Any, str]] = [
-    # finding 2: a record dated 2099 became the agent's latest and blocked scheduling.
+    # A record dated 2099 became the agent's latest and blocked scheduling.
     ("2099 signed", sign_record(_times(record(), "2099-01-01T00:00:00Z",
                                        "2099-01-01T00:00:01Z"), RUNNER_SEED), "from_the_future"),
     ("9999 unsigned self-run", _times(record(party="self"), "2026-11-29T10:00:00Z",
@@ -427,7 +427,7 @@ INSANE: list[tuple[str, Any, str]] = [
     ("finished before started, other zones", _times(record(), "2026-11-29T11:00:00+01:00",
                                                     "2026-11-29T09:59:59Z"),
      "finished_before_started"),
-    # finding 3: A's run (its calls name A's interfaces) filed as B's, signed by a stranger.
+    # A's run (its calls name A's interfaces) filed as B's, signed by a stranger.
     ("A's run filed as B's", sign_record(_filed_as_b(A_RUN), STRANGER_SEED), "calls_elsewhere"),
     ("A's run filed under A's parent's sibling", sign_record(
         _filed_as_b(with_calls(record("https://a.shop.example"), "https://a.shop.example/rpc"),
@@ -435,7 +435,7 @@ INSANE: list[tuple[str, Any, str]] = [
     ("calls on an IP for a named host", with_calls(record(), "https://192.0.2.1/rpc"),
      "calls_elsewhere"),
     ("a call with no interface", with_calls(record(), "https:///rpc"), "calls_elsewhere"),
-    # finding 3: a card URL of javascript:alert(1) was accepted as an agent.
+    # A card URL of javascript:alert(1) was accepted as an agent.
     ("javascript: card URL", _edit_member(record(), ("agent", "card_url"),
                                          "javascript:alert(1)"), "url_scheme"),
     ("JAVASCRIPT: agent URL", _edit_member(record(), ("agent", "url"),
@@ -485,7 +485,7 @@ def test_interfaces_on_the_agents_host_or_its_subdomains_are_its_own() -> None:
 
 
 def test_one_run_is_one_row_whatever_its_signatures(store_url: str) -> None:
-    # issue 13 finding 4, PROFILE §8: the identity is the JCS digest without signatures.
+    # D-STORE-3, PROFILE §8: the identity is the JCS digest without signatures.
     document = sign_record(record(), RUNNER_SEED)
     repeated = {**document, "signatures": document["signatures"] * 3}
     # A second signature, by another key over the same bytes, appended: it verifies.
@@ -683,7 +683,7 @@ def test_many_openers_of_a_new_store_migrate_it_once(store_url: str) -> None:
     # Workers and cron jobs starting together on a fresh store, as processes and as
     # threads: each open succeeds and the schema is made once (PostgreSQL: an advisory
     # lock; SQLite: BEGIN IMMEDIATE; in one process: a lock around Alembic)
-    # (docs/decisions.md "Ledger store"). Each opener counts the statements that create
+    # (docs/decisions.md D-STORE-11). Each opener counts the statements that create
     # the records table: over all eight openers, exactly one.
     import subprocess
     import sys
@@ -756,7 +756,7 @@ def test_a_missing_postgresql_skips_here_and_fails_under_ci(
         pg.missing("PostgreSQL binaries not found")
 
 
-# --- the summary kept at write time (issue 13 finding 5) ---------------------------------
+# --- the summary kept at write time (D-STORE-14) ---------------------------------
 
 
 def test_the_agent_summary_is_kept_at_write_time(store_url: str) -> None:
@@ -838,7 +838,7 @@ def test_the_run_identity_migration_keeps_what_it_takes_out(tmp_path: Path) -> N
     assert refused == [(3, "from_the_future", compact(future))]
 
 
-# --- the agent's name (issue 13 finding 6) ------------------------------------------------
+# --- the agent's name (D-STORE-16) ------------------------------------------------
 
 
 def named(document: dict[str, Any], name: Any) -> dict[str, Any]:
@@ -849,7 +849,7 @@ def named(document: dict[str, Any], name: Any) -> dict[str, Any]:
 def test_an_agent_is_named_as_its_latest_record_names_it_and_found_by_it(
     store_url: str,
 ) -> None:
-    # issue 13 finding 6: the index shows the agent's name and search finds it, read from
+    # D-STORE-16: the index shows the agent's name and search finds it, read from
     # the summary kept at write time; the name is the latest record's (the latest
     # finished_at), never an older record's, and a name that is not a bounded string
     # is no name (record.agent_name: peer text).
@@ -911,7 +911,7 @@ def test_the_agent_name_migration_fills_the_names_of_stored_records(tmp_path: Pa
         assert found.latest.agent_name == "Stonework"
 
 
-# --- search and paging at scale (issue 13, D-STORE-17) ------------------------------------
+# --- search and paging at scale (D-STORE-17) ------------------------------------
 
 
 def test_search_finds_the_same_with_the_trigram_index_as_without(store_url: str) -> None:

@@ -302,7 +302,7 @@ async def test_a_long_history_is_paged_and_its_marks_link_to_their_page(
     assert api["latest_evidence"]["standing"] == "evidence"
     assert (
         api["latest_evidence"]["finished_at"] == "2026-01-28T00:00:01.000Z"
-    )  # RFC 3339 (issue 13 finding 7)
+    )  # RFC 3339 (D-WEB-21)
 
 
 async def test_the_latest_evidence_links_to_the_page_holding_it(
@@ -934,13 +934,13 @@ def test_ledger_workers_that_keep_dying_stop_the_command(ledger: Ledger, tmp_pat
         assert "Traceback" not in stderr
 
 
-# --- runners are keys (issue 13 finding 3, PROFILE §8 "Who ran it") -----------------------
+# --- runners are keys (D-WEB-16, PROFILE §8 "Who ran it") -----------------------
 
 
 async def test_the_strangers_acme_market_is_not_acme_market(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 13 finding 3: a record re-signed with a fresh key as party platform, name
+    # D-WEB-16: a record re-signed with a fresh key as party platform, name
     # "Acme Market", showed on the index exactly like Acme's real rows. A runner is its
     # key: the operator lists Acme's key; the stranger's row is shown by its key's
     # fingerprint, its name marked self-declared, its evidence worded apart.
@@ -1025,7 +1025,7 @@ def test_a_bad_runners_file_is_one_usage_line(
 
 
 async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Records) -> None:
-    # issue 13 finding 6: search by card URL; totals that never count an outcome
+    # D-WEB-20: search by card URL; totals that never count an outcome
     # (interview §9: absence is never read as negative, so nothing is filtered by it).
     port = records.urls["evidence"].split(":")[2].split("/")[0]
     listed = (await client.get(f"/api/agents?q={port}")).json()
@@ -1048,7 +1048,7 @@ async def test_search_and_neutral_totals(client: httpx.AsyncClient, records: Rec
 async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
     client: httpx.AsyncClient, records: Records, ledger: Ledger
 ) -> None:
-    # issue 13 finding 6: older results only as raw JSON; a claim never said why; the
+    # D-WEB-18, D-WEB-30: older results only as raw JSON; a claim never said why; the
     # timeline's marks had no label. Every result has its page, every mark a dated label.
     html = (await client.get(f"/agents/{ref(records.urls['consistent'])}")).text
     links = re.findall(r'<a href="/records/(\d+)">read it</a>', html)
@@ -1072,7 +1072,7 @@ async def test_every_result_reads_as_a_page_with_the_reason_for_a_claim(
 async def test_the_agent_name_is_shown_as_the_card_names_itself_and_found(
     client: httpx.AsyncClient, records: Records
 ) -> None:
-    # issue 13 finding 6: the agent's name (agent.name, from its card) on the index, the
+    # D-STORE-16: the agent's name (agent.name, from its card) on the index, the
     # agent page, the API; search by it. Peer text (docs/security.md): escaped, and
     # worded as what the card calls itself, the card URL staying the agent's identity.
     index = await client.get("/")
@@ -1111,7 +1111,7 @@ async def test_every_surface_words_an_outcome_in_the_one_vocabulary(
     role: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # issue 13 finding 7: the page, the API, `ledger list` and the verifier's report say
+    # D-WEB-21: the page, the API, `ledger list` and the verifier's report say
     # an outcome in one set of words, defined once (record.OUTCOME_WORDS).
     from a2a_interview.cli import main
     from a2a_interview.record import OUTCOME_WORDS

@@ -298,7 +298,7 @@ async def test_the_middleware_serves_the_swapped_set(files: Files) -> None:
 
 
 def test_file_loader_reads_within_the_bound(tmp_path: Path) -> None:
-    # issue 8 finding 7 (PROFILE §1.4): a declarations file over 1 MiB, here a 3 GiB sparse
+    # D-CLI-10 (PROFILE §1.4): a declarations file over 1 MiB, here a 3 GiB sparse
     # one, is refused without being read whole.
     import tracemalloc
 

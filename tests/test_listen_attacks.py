@@ -1,5 +1,5 @@
-"""The listening server's second round of bounds (server/listen.py; issue 14 findings 1,
-7 and 10, issue 12 item 7), over real loopback sockets: trailer sections bounded and never
+"""The listening server's second round of bounds (server/listen.py; D-SERVE-20,
+7 and 10, D-CLI-9), over real loopback sockets: trailer sections bounded and never
 read as headers (PROFILE §3.9), one client's share of the connections, protocol upgrades
 refused without a traceback, and a ``Date`` on the server's own refusals. Every loop is
 bounded in count; nothing asserts a duration."""
@@ -73,7 +73,7 @@ def connect_from(source: str, address: tuple[str, int]) -> socket.socket:
 
 @pytest.mark.parametrize("split", [False, True])
 def test_trailer_fields_never_reach_the_app_as_headers(split: bool) -> None:
-    # Issue 14 finding 1, PROFILE §3.9: uvicorn appended every trailer field to
+    # D-SERVE-20, PROFILE §3.9: uvicorn appended every trailer field to
     # scope["headers"], so an app reading headers after the body saw an A2A-Extensions
     # trailer as a header (it activated). In one read and split across reads.
     app = Recording()
@@ -105,7 +105,7 @@ def test_trailer_fields_never_reach_the_app_as_headers(split: bool) -> None:
     ],
 )
 def test_a_trailer_flood_is_refused_with_431_after_the_bound(flood: bytes) -> None:
-    # Issue 14 finding 1: 600 MiB of trailers were read whole (the head bound counted only
+    # D-SERVE-20: 600 MiB of trailers were read whole (the head bound counted only
     # before the body). Now the trailer section counts like a head: 431 past 64 KiB.
     app = Recording()
     with bounded(listen.Bounds(), app) as address:
@@ -133,7 +133,7 @@ def test_a_chunked_body_with_small_trailers_and_extensions_is_served() -> None:
 
 
 def test_one_client_cannot_take_every_connection() -> None:
-    # Issue 14 finding 7: 1,001 sockets from one address sending partial heads left every
+    # D-SERVE-21: 1,001 sockets from one address sending partial heads left every
     # other client a 503. Now one client holds its share; the others are served.
     bounds = listen.Bounds(max_connections=40, max_client_connections=10, header_timeout=30)
     with bounded(bounds, Recording()) as address:
@@ -192,7 +192,7 @@ UPGRADES = {
 def test_every_protocol_upgrade_is_refused_cleanly(
     name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Issue 14 finding 10: `Upgrade: h2c` with a body ended in a 500 and a logged
+    # D-SERVE-22: `Upgrade: h2c` with a body ended in a 500 and a logged
     # traceback (the parser stops at the upgrade, the body was dropped); a WebSocket
     # upgrade reached the app as a plain GET. Now 400, before any app sees it.
     app = Recording()
@@ -216,7 +216,7 @@ def test_an_upgrade_header_not_named_by_connection_is_ignored() -> None:
     assert response.startswith(b"HTTP/1.1 200 ") and response.endswith(b"\r\n\r\n5")
 
 
-# --- Date on the server's own refusals (issue 12 item 7) ------------------------------------
+# --- Date on the server's own refusals (D-SERVE-22) ------------------------------------
 
 
 def test_the_servers_own_refusals_carry_a_date_even_with_uvicorns_off() -> None:
@@ -243,7 +243,7 @@ def test_the_servers_own_refusals_carry_a_date_even_with_uvicorns_off() -> None:
 
 
 def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> None:
-    # Issue 14 finding 1 (PROFILE §3.9) and issue 12 item 7, in `demo serve` itself: an
+    # D-SERVE-20 (PROFILE §3.9) and D-CLI-9, in `demo serve` itself: an
     # A2A-Extensions trailer alone reached the interview as activation.
     from test_bounds import demo_serve
 
@@ -269,7 +269,7 @@ def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> Non
 
 @pytest.mark.parametrize("stack", ["middleware", "sdk-starlette"])
 def test_the_in_process_layers_are_not_activated_by_a_trailer(stack: str) -> None:
-    # Issue 14 finding 1, PROFILE §3.9: served by the listening server, InterviewMiddleware
+    # D-SERVE-20, PROFILE §3.9: served by the listening server, InterviewMiddleware
     # and the a2a-sdk route never see a trailer among the headers they read activation
     # from (stock uvicorn appends it there).
     from stacks import RPC, Spies, middleware_app, sdk_app

@@ -1,4 +1,4 @@
-"""agentkeys.py under mutation (issue 17, bench/mutation.py): the keys a record names
+"""agentkeys.py under mutation (D-TEST-13, bench/mutation.py): the keys a record names
 for the agent (PROFILE §8: ``agent.keys`` are keys that verifiably signed for it).
 Proposals are the reference agent's, signed by its published proposal key."""
 
@@ -20,7 +20,7 @@ def test_the_proposal_signer_is_the_key_whose_signature_verifies() -> None:
 
 
 def test_only_keys_that_verified_are_agent_keys() -> None:
-    # PROFILE §8 (amended, issue 13 finding 1): agent.keys holds the thumbprints of keys
+    # PROFILE §8 (amended, D-RECORD-8): agent.keys holds the thumbprints of keys
     # that verified a card signature; a check that did not verify names no agent key,
     # whatever thumbprint it carries.
     def check(index: int, status: str, thumbprint: str | None) -> SignatureCheck:

@@ -1,4 +1,4 @@
-"""Tests of cardsig.py that close what mutation testing found unchecked (issue 17,
+"""Tests of cardsig.py that close what mutation testing found unchecked (D-TEST-13,
 bench/mutation.py). Each is written from the rule it checks (PROFILE §6, RFC 7515, the
 module's documented bounds and fixed messages) and pins values by hand: the payload
 bytes are RFC 8785 of the card (jcs), the signatures made with ``cryptography`` directly.

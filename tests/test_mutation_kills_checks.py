@@ -1,4 +1,4 @@
-"""checks.py under mutation (issue 17, bench/mutation.py): whole conflicts, not only
+"""checks.py under mutation (D-TEST-13, bench/mutation.py): whole conflicts, not only
 their reason codes, written out by hand from PROFILE §7 and interview §4 rule 4 (the
 reference card's proposals have sixteen members each: test_projection.py pins that)."""
 
@@ -399,7 +399,7 @@ def test_coverage_advisories_whole() -> None:
     assert coverage(Answer.from_json(answer("usage")), HONEST, refused) == []
 
 
-# --- after issue 16: each test builds its own Declared (HONEST is built once, at import,
+# --- each test builds its own Declared (HONEST is built once, at import,
 # and its caches fill as tests run, so a test through it cannot see Declared's own work).
 
 

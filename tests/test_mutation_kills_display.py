@@ -1,4 +1,4 @@
-"""ledger/display.py on hand-written documents (issue 17, bench/mutation.py): each rule
+"""ledger/display.py on hand-written documents (D-TEST-13, bench/mutation.py): each rule
 of display in its own test, expectations written out from interview §8, §9 and PROFILE
 §8, no verifier or store in between (test_ledger_web.py shows the same rules through the
 page and the API, over records the real verifier wrote)."""
@@ -105,7 +105,7 @@ def _record(**extra: Any) -> dict[str, Any]:
 def test_a_row_reads_the_record_and_nothing_else() -> None:
     # PROFILE §8: a sane record (times in order, http(s) URLs, no calls elsewhere) by a
     # third party with no verified runner key and no signature: a claim, "unsigned"; the runner
-    # has no key, so only its self-declared name (issue 13: runners are keys).
+    # has no key, so only its self-declared name (D-WEB-16: runners are keys).
     shown = row(7, "https://a.example", _record())
     assert (shown.id, shown.card_url, shown.outcome) == ("7", "https://a.example", "consistent")
     assert (shown.outcome_label, shown.tone) == ("consistent", "consistent")
@@ -134,7 +134,7 @@ def test_a_row_reads_the_record_and_nothing_else() -> None:
         "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z",
         "agent_name": None,  # the record names no agent (D-WEB-19: a name, never identity)
     }  # fmt: skip
-    # One vocabulary (issue 13 finding 7): the label is the page's word, not the code.
+    # One vocabulary (D-WEB-21): the label is the page's word, not the code.
     assert row(7, "u", _record(outcome="non_conformant")).to_json()["outcome_label"] == (
         "non-conformant"
     )
@@ -233,7 +233,7 @@ def test_incomplete(found: Any, expected: Any) -> None:
 
 @pytest.mark.parametrize("outcome", ["non_conformant", "consistent", "churn", None, 5])
 def test_incomplete_only_for_an_unreachable_result(outcome: Any) -> None:
-    # docs/decisions.md (ledger page, 18; issue 13 finding 6): no "why not completed"
+    # docs/decisions.md D-WEB-18: no "why not completed"
     # text beside a result that completed.
     found = {"reason": "timeout", "detail": "d"}
     assert incomplete({"outcome": outcome, "incomplete": found}) is None
@@ -288,7 +288,7 @@ TIMELINE_HEAD = (
 
 
 def test_timeline_svg_exactly() -> None:
-    # issue 13 finding 6, docs/decisions.md (ledger page, 17): every mark numbered, its
+    # docs/decisions.md D-WEB-17: every mark numbered, its
     # tip the finish (RFC 3339, as the tables), outcome, who ran it (the runner's
     # label: PROFILE §8, a runner is its key) and standing in the page's words; the first
     # and last dates under the axis. Marks 26 apart, 16 from each edge, at least 160 wide.
@@ -379,7 +379,7 @@ def test_evidence_needs_the_content_and_a_verifying_signature() -> None:
 
 
 def test_a_list_line_reads_the_columns_kept_at_write_time() -> None:
-    # docs/decisions.md (ledger store, 14): a list line is made from the columns the
+    # docs/decisions.md D-STORE-14: a list line is made from the columns the
     # store kept, its standing from the kept reason (computed from the bytes at write
     # time by the same rule), the runner named through the operator's list.
     columns = {"outcome": "non_conformant", "party": "platform", "runner_name": "Acme",
@@ -475,7 +475,7 @@ def test_timeline_tips_cut_the_date_and_the_runner() -> None:
 
 
 def test_a_line_names_the_agent_by_its_cards_name_read_as_the_record_reads_it() -> None:
-    # Issue 13 (the agent's name on every line, from its card) and PROFILE §8 (agent.name,
+    # (the agent's name on every line, from its card) and PROFILE §8 (agent.name,
     # an added member of the record): a record's line and a list line made from the kept
     # columns both carry the name, and both through record.agent_name's bounds (a name
     # that is not a short string without NUL is no name).

@@ -1,4 +1,4 @@
-"""ijson.py under mutation (issue 17, bench/mutation.py): the edges of each bound, and a
+"""ijson.py under mutation (D-TEST-13, bench/mutation.py): the edges of each bound, and a
 lone surrogate wherever it hides (PROFILE §1.1, §1.4). Inputs and verdicts by hand."""
 
 from __future__ import annotations

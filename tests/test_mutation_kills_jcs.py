@@ -1,4 +1,4 @@
-"""jcs.py under mutation (issue 17, bench/mutation.py): the fast path's rule, and the
+"""jcs.py under mutation (D-TEST-13, bench/mutation.py): the fast path's rule, and the
 deep-nesting message. Expected bytes come from the ``rfc8785`` package, not from jcs.
 
 ``jcs._plain`` decides when ``json.dumps`` already gives the RFC 8785 bytes (PROFILE

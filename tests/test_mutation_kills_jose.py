@@ -1,4 +1,4 @@
-"""Tests of jose.py that close what mutation testing found unchecked (issue 17,
+"""Tests of jose.py that close what mutation testing found unchecked (D-TEST-13,
 bench/mutation.py). docs/decisions.md D-VERIFY-38: the allowlist and key fit are ours and
 every bad key keeps its fixed message (the CLI shows it); PROFILE §6.2 names which key
 serves which algorithm; RFC 7517, RFC 7518 §6 and RFC 7638 the members. Each message and

@@ -1,4 +1,4 @@
-"""projection.py under mutation (issue 17, bench/mutation.py): member order by UTF-16
+"""projection.py under mutation (D-TEST-13, bench/mutation.py): member order by UTF-16
 code units, a card without skills, proposals scoped by ``scope.offerings`` only when that
 is a list, and the fixed errors. Expected member lists written by hand (interview §5,
 PROFILE §4.3, §4.4; RFC 8785 §3.2.3 for the order)."""

@@ -1,4 +1,4 @@
-"""record.py under mutation (issue 17, bench/mutation.py): the runner signature's every
+"""record.py under mutation (D-TEST-13, bench/mutation.py): the runner signature's every
 verdict, signing's errors, and the agent key ids a reader adds from a card (PROFILE §8).
 Records and cards are written here; keys are fresh nkeys and Ed25519 keys."""
 
@@ -98,7 +98,7 @@ def _card() -> dict[str, Any]:
 
 
 def test_card_key_ids_are_the_thumbprints_of_jwks_keys_that_signed_sorted() -> None:
-    # PROFILE §8 (amended, issue 13 finding 1): an agent key is a key that verified one
+    # PROFILE §8 (amended, D-RECORD-8): an agent key is a key that verified one
     # of the card's signatures; a key the JWKS merely holds names none (else an agent
     # could list a platform's public runner key and veto its evidence).
     from cryptography.hazmat.primitives.asymmetric import ed25519
@@ -219,7 +219,7 @@ def _calls(*interfaces: Any, card_url: Any = CARD, url: Any = "https://a.example
 
 
 def test_sanity_says_each_failure_in_fixed_words() -> None:
-    # PROFILE §8 (amended, issue 13 findings 2-3); docs/decisions.md (ledger store, 12):
+    # PROFILE §8 (amended, D-STORE-12); docs/decisions.md D-STORE-12:
     # the checks in order, each a fixed reason and fixed detail, never a record's value.
     insane = record.Insane
     sanity = record.record_sanity
@@ -267,7 +267,7 @@ def test_a_call_belongs_to_the_agent_by_host(interface: Any, same: bool) -> None
 
 
 def test_the_card_urls_host_is_home_else_the_agents() -> None:
-    # docs/decisions.md (ledger store, 12): the card URL's host; agent.url's without one.
+    # docs/decisions.md D-STORE-12: the card URL's host; agent.url's without one.
     assert _calls("https://a.example/rpc", card_url=None) is None
     assert _calls("https://c.example/rpc", card_url="https://c.example/card") is None
     assert _calls("https://a.example/rpc", card_url="https://c.example/card") is not None
@@ -275,11 +275,11 @@ def test_the_card_urls_host_is_home_else_the_agents() -> None:
     assert _calls("https://a.example/rpc", card_url="https://x.www.a.example/c") is None
 
 
-# --- record.py after issue 16: the values' JSON, the words of outcomes, credentials ------
+# --- record.py: the values' JSON, the words of outcomes, credentials ------
 
 
 def test_outcome_words_are_the_one_vocabulary_and_unknown_otherwise() -> None:
-    # PROFILE §8's outcome codes (issue 13 finding 7): a code has its fixed label; an
+    # PROFILE §8's outcome codes (D-WEB-21): a code has its fixed label; an
     # unknown code, a value that is not a string, or one JSON could give (a list) is
     # the fixed "unrecognised" pair, never an error.
     unknown = ("unrecognised outcome", "this version cannot read it")
@@ -325,7 +325,7 @@ def test_credentials_name_the_kind_and_the_headers_never_a_value() -> None:
 
 
 def test_incomplete_and_run_keep_url_and_cause_in_their_json() -> None:
-    # docs/decisions.md (the record's incomplete member; issue 12 item 7): the URL whose
+    # docs/decisions.md (the record's incomplete member; D-CLI-9): the URL whose
     # exchange failed and the cause of a connect failure are kept, and omitted when None.
     incomplete = record.Incomplete(
         "connect_failed", "d", url="https://a.example/c", cause="refused"
@@ -352,7 +352,7 @@ def _result(**extra: Any) -> record.ResultRecord:
 
 
 def test_a_records_json_has_exactly_the_profile_8_members() -> None:
-    # PROFILE §8 (docs/decisions.md, part "Record and evidence"): the members, by name;
+    # PROFILE §8 (docs/decisions.md D-RECORD-1): the members, by name;
     # listed_keys holds the listed keys that are not agent keys, sorted.
     document = _result(
         agent_keys=("k2", "k1"), listed_keys=("k3", "k1", "k0"),

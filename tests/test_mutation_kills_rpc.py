@@ -1,4 +1,4 @@
-"""Tests of rpc.py that close what mutation testing found unchecked (issue 17 finding 6,
+"""Tests of rpc.py that close what mutation testing found unchecked (D-TEST-13,
 bench/mutation.py). Values are written out by hand from PROFILE §3 and RFC 9110: these
 pin values, they do not compare with the code's own output."""
 
@@ -85,7 +85,7 @@ INVALID_REQUEST = b'{"error":{"code":-32600,"message":"Invalid Request"},"id":nu
 
 
 def test_the_body_bound_given_is_the_bound_used() -> None:
-    # PROFILE §3.9 (amended, issue 14 findings 8-9): an activated call up to the bound
+    # PROFILE §3.9 (amended, D-SERVE-12): an activated call up to the bound
     # given is read and answered; one byte past it is never parsed, and since it names
     # the namespace it is refused (-32600 with the echo, JSON-RPC's id unknown: null),
     # never passed on to the host, which would read it at any size.
@@ -153,7 +153,7 @@ def test_every_reply_says_it_is_json() -> None:
 
 
 def test_may_name_namespace_finds_every_spelling_where_a_match_may_begin() -> None:
-    # PROFILE §3.9 (amended, issue 14 finding 9): one scan, no parse; False only when no
+    # PROFILE §3.9 (amended, D-SERVE-12): one scan, no parse; False only when no
     # reading names the namespace. start and stop bound where a match may begin; a
     # match begun before stop may end past it.
     scan = rpc.may_name_namespace
@@ -496,7 +496,7 @@ def test_a_refused_version_is_the_hosts_error_with_the_echo() -> None:
 def test_char_pattern_matches_every_json_spelling_of_a_character(
     char: str, spellings: list[str], not_spellings: list[str]
 ) -> None:
-    # PROFILE §3.9 (issue 14 finding 9), RFC 8259 §7: a JSON string spells a character
+    # PROFILE §3.9 (D-SERVE-12), RFC 8259 §7: a JSON string spells a character
     # itself or as \\u with four hex digits of either case; "/" also as "\\/". Tested here
     # on the function itself: the module's pattern is built from it at import.
     pattern = rpc._char_pattern(char)
@@ -508,7 +508,7 @@ def test_char_pattern_matches_every_json_spelling_of_a_character(
 
 
 def test_a_bomb_is_inflated_only_up_to_the_bound() -> None:
-    # D-SERVE-23 (issue 14 finding 2): bounded "as it inflates": a body of about 20 KB
+    # D-SERVE-23 : bounded "as it inflates": a body of about 20 KB
     # that inflates to 20 MB, against a bound of 100,000 bytes, is refused (413) having
     # held about the bound, never the whole inflated body (traced allocations stay far
     # below 1 MB).

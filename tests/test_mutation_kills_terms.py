@@ -1,4 +1,4 @@
-"""terms.py under mutation (issue 17, bench/mutation.py): every member of an entry read
+"""terms.py under mutation (D-TEST-13, bench/mutation.py): every member of an entry read
 as given, hostile shapes read as nothing, each failure reason on its own, the uncommitted
 check, and signing that leaves its input alone. Expectations written by hand from
 terms-extension.md §1–§6 and PROFILE §2.2; the signed vector is tests/data's."""

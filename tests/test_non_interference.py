@@ -1,4 +1,4 @@
-"""Ordinary traffic is unaffected by the interview (issue 3 part 8; interview §3 rule 1).
+"""Ordinary traffic is unaffected by the interview (PROFILE §3.8; interview §3 rule 1).
 
 The same a2a-sdk agent is built three times: bare (the SDK's routes only), with the
 interview added by ``interview_routes`` (the SDK integration), and with the interview as

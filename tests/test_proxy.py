@@ -531,7 +531,7 @@ def test_requests_pass_byte_for_byte_less_hop_by_hop_headers() -> None:
         headers = dict(seen["headers"])
         assert headers["x-custom"] == "kept"
         assert headers["host"] == proxy.origin.removeprefix("http://")
-        # Issue 14 finding 10: a client's own X-Forwarded-For is dropped (its peer is not
+        # D-PROXY-12: a client's own X-Forwarded-For is dropped (its peer is not
         # in forwarded_allow_ips); the proxy's names the peer.
         assert headers["x-forwarded-for"] == "127.0.0.1"
         assert headers["x-forwarded-proto"] == "http"
@@ -539,7 +539,7 @@ def test_requests_pass_byte_for_byte_less_hop_by_hop_headers() -> None:
             assert dropped not in names
         # PROFILE §3.9: an activated interview call is refused here whatever its size
         # (it used to pass on once over the interview layer's 64 KiB buffer); past 64 KiB
-        # it is judged without a parse (issue 14 finding 9), and refused whole.
+        # it is judged without a parse (D-SERVE-12), and refused whole.
         big = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "interview/identity",
                           "params": {"pad": "x" * 200_000}}).encode()  # fmt: skip
         proxied = proxy.http.post(RPC, content=big, headers=ACT)
@@ -669,7 +669,7 @@ def _huge(origin: str) -> dict[str, Any]:
          "(http://127.0.0.1:{port}/terms/flag-exceptions.sow.json): failed verification: "
          "digest_mismatch"),
         (_missing_proposal, DeclarationError,
-         # Issue 7 item 3: the entry, its URL and the cause, on one line.
+         # D-PROXY-22: the entry, its URL and the cause, on one line.
          "terms entry /capabilities/extensions/1/params/proposals/0 "
          "(http://127.0.0.1:{port}/terms/gone.sow.json): fetch failed: the server answered 404"),
         (_huge, ProxyError, "larger than 1048576 bytes"),
@@ -1007,7 +1007,7 @@ def test_a_failing_upstream_is_logged_once_per_failure(caplog: pytest.LogCapture
 
 @pytest.mark.anyio
 async def test_the_verifier_finds_the_proxied_agent_consistent() -> None:
-    # Issue 4: `verify` against the proxy in front of a plain a2a-sdk agent reports
+    # D-PROXY-2: `verify` against the proxy in front of a plain a2a-sdk agent reports
     # consistent. As deployed, the card names the proxy's address for its interfaces
     # (the proxy rewrites nothing); the proposals stay where upstream serves them.
     from a2a_interview.verifier import verify

@@ -1,4 +1,4 @@
-"""``a2a-interview proxy`` flags of issue 7 item 3, as a user runs them (a subprocess)."""
+"""``a2a-interview proxy`` flags of D-PROXY-20, as a user runs them (a subprocess)."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_new_flags_usage_errors(tmp_path: Path) -> None:
 
 
 def test_the_connection_bounds_are_the_proxys_options_too() -> None:
-    # issue 8 finding 3: the proxy's listening server keeps the bounds its flags name; a
+    # D-SERVE-14: the proxy's listening server keeps the bounds its flags name; a
     # head over --max-header-bytes is answered 431 by the proxy (the upstream, had it been
     # forwarded, would have answered 404 for /x).
     import socket

@@ -1,4 +1,4 @@
-"""Ordinary traffic through the proxy is what the agent sends (issue 7, "It is done when").
+"""Ordinary traffic through the proxy is what the agent sends (D-TEST-10).
 
 A real a2a-sdk agent (``test_proxy.upstream_running``: the SDK's own card, JSON-RPC and
 HTTP+JSON routes, no code of this library) on one loopback port, the proxy on another.
@@ -103,7 +103,7 @@ def test_direct_and_proxied_responses_are_the_same(
         assert _date(_headers(before)) <= _date(_headers(proxied)) <= _date(_headers(after))
 
 
-# ---------------------------------------------------------------- issue 14: what the proxy judges
+# ------------------------------------------------------------ PROFILE §3.9: what the proxy judges
 
 from a2a_interview import reference  # noqa: E402
 from a2a_interview.declarations import build  # noqa: E402
@@ -134,7 +134,7 @@ def _wire(target: bytes) -> bool:
 
 
 def test_compressed_case_variant_and_large_interview_calls_never_reach_upstream() -> None:
-    # Issue 14 findings 2, 3, 8 and 10, PROFILE §3.9: through the proxy, over loopback;
+    # D-SERVE-23, PROFILE §3.9: through the proxy, over loopback;
     # the upstream records every request it is sent.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
@@ -168,7 +168,7 @@ def _undeclared(origin: str) -> dict[str, Any]:
 
 
 def test_the_card_in_any_case_is_the_declared_card_never_upstreams_raw_one() -> None:
-    # Issue 14 finding 3: `GET /.well-known/AGENT-card.json` behind --declare returned the
+    # D-SERVE-11: `GET /.well-known/AGENT-card.json` behind --declare returned the
     # upstream's raw card (no declaration, internal interface URLs).
     with recorder(_undeclared) as up, proxy_running(up.origin, poll=0, declare=True) as proxy:
         served = proxy.http.get(CARD).content
@@ -186,7 +186,7 @@ def _other_path_for_1_0(origin: str) -> dict[str, Any]:
 
 
 def test_interview_paths_of_every_variant_are_judged_for_every_client() -> None:
-    # Issue 14 finding 4: an activated call to the default variant's path with
+    # D-PROXY-25: an activated call to the default variant's path with
     # A2A-Version: 1.0 was forwarded when the 1.0 variant names another path; seven
     # card GETs with 9.0.1 ... 9.0.7 filled the variant slots for good.
     with recorder() as up:
@@ -212,7 +212,7 @@ def test_interview_paths_of_every_variant_are_judged_for_every_client() -> None:
 def test_an_unverified_variant_is_tried_again_once_its_entry_expires(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Issue 14 finding 4 (unverified entries never left): a guard that a failed variant's
+    # D-PROXY-25 (unverified entries never left): a guard that a failed variant's
     # entry expires and its load is tried again; the slots it used to fill are now only
     # for declared versions (test_interview_paths_of_every_variant_are_judged_...).
     from a2a_interview.server.proxy import upstream as module
@@ -231,7 +231,7 @@ def test_an_unverified_variant_is_tried_again_once_its_entry_expires(
 
 
 def test_interview_calls_through_the_proxy_carry_the_hosts_version_negotiation() -> None:
-    # Issue 12 finding 5, PROFILE §3.10: the real a2a-sdk upstream's answer to an ordinary
+    # D-SERVE-24, PROFILE §3.10: the real a2a-sdk upstream's answer to an ordinary
     # method, through the proxy, under none, 0.3, 1.0 and 2.0 (and oddities) decides.
     with upstream_running() as up, proxy_running(up.origin, poll=0) as proxy:
         for version in (None, "", "0.3", "1.0", "2.0", "1.5", "1.0.1", "abc"):

@@ -188,7 +188,7 @@ REST_SPELLINGS = [
 
 @pytest.mark.parametrize("target", RPC_SPELLINGS)
 def test_activated_jsonrpc_calls_in_any_spelling_are_answered_not_passed_on(target: str) -> None:
-    # PROFILE §3.9; issue 8 finding 2: these reached the upstream.
+    # PROFILE §3.9; D-PROXY-27: these reached the upstream.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         status, headers, body = request(proxy.origin, "POST", target, ACT,
@@ -201,7 +201,7 @@ def test_activated_jsonrpc_calls_in_any_spelling_are_answered_not_passed_on(targ
 
 @pytest.mark.parametrize("target", REST_SPELLINGS)
 def test_activated_rest_calls_in_any_spelling_are_answered_not_passed_on(target: str) -> None:
-    # PROFILE §3.9 and §3b; issue 8 finding 2.
+    # PROFILE §3.9 and §3b; D-PROXY-27.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         status, _, body = request(proxy.origin, "GET", target, ACT)
@@ -238,7 +238,7 @@ def test_activated_batches_naming_the_namespace_are_refused_whole(target: str) -
 
 def test_a_large_activated_interview_call_is_answered_not_passed_on() -> None:
     # A body over the old 64 KiB interview buffer used to pass to upstream unread; past
-    # 64 KiB it is now judged without a parse and refused whole (issue 14 finding 9).
+    # 64 KiB it is now judged without a parse and refused whole (D-SERVE-12).
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         body = rpc_body("interview/identity", 3, {"pad": "x" * 300_000})
@@ -255,7 +255,7 @@ def test_a_large_activated_interview_call_is_answered_not_passed_on() -> None:
      "/.well-known/%61gent-card.json", "/x/../.well-known/agent-card.json"],
 )  # fmt: skip
 def test_the_card_in_any_spelling_is_the_verified_card(target: str) -> None:
-    # Issue 8 finding 2: `/.well-known/./agent-card.json` returned upstream's live card.
+    # D-PROXY-27: `/.well-known/./agent-card.json` returned upstream's live card.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         verified = up.cards[""][0]
@@ -279,7 +279,7 @@ def test_the_card_in_any_spelling_is_the_verified_card(target: str) -> None:
      "/echo/%7e/~/%41", "/a2a/x/../jsonrpc", "/echo?a=1&a=2&b"],
 )  # fmt: skip
 def test_requests_are_passed_on_with_the_target_as_received(target: str) -> None:
-    # PROFILE §3.9; issue 8 finding 2: httpx removed dot segments and re-encoded `{}`.
+    # PROFILE §3.9; D-PROXY-27: httpx removed dot segments and re-encoded `{}`.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
         status, _, _ = request(proxy.origin, "POST", target, (), b'{"jsonrpc":"2.0"}')
@@ -339,7 +339,7 @@ def read_reply(sock: socket.socket) -> bytes:
 
 
 def test_a_slow_body_takes_no_upstream_connection_until_it_is_complete() -> None:
-    # Issue 8 finding 3: a request body dripping in held an upstream connection.
+    # D-PROXY-29: a request body dripping in held an upstream connection.
     with recorder() as up, proxy_running(up.origin, poll=0, upstream_connections=2) as proxy:
         up.forget()
         with (
@@ -428,7 +428,7 @@ def _variant(origin: str) -> dict[str, Any]:
 
 def _with_03(card: dict[str, Any]) -> dict[str, Any]:
     """``card`` also declaring 0.3 on both bindings (a variant slot is only for a version
-    the card's interfaces list: issue 14 finding 4)."""
+    the card's interfaces list: D-PROXY-25)."""
     card["supportedInterfaces"] += [
         {**item, "protocolVersion": "0.3"} for item in card["supportedInterfaces"]
     ]
@@ -436,7 +436,7 @@ def _with_03(card: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_card_variants_by_a2a_version_are_each_verified_and_answered_from() -> None:
-    # Issue 7 item 3: a2a-js serves a different card by A2A-Version; the proxy served
+    # D-PROXY-25: a2a-js serves a different card by A2A-Version; the proxy served
     # one for all and dropped `Vary`.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
@@ -500,8 +500,8 @@ def test_a_variant_that_did_not_verify_is_not_fetched_again_on_every_request() -
     # Decisions D-PROXY-25 (a variant that never verified is never
     # served) and the proxy's bounds: every activated request naming such a version made
     # the proxy fetch that card and all its proposals again, before any rate limit. A
-    # version the card's interfaces do not list never takes a slot nor a fetch (issue 14
-    # finding 4): it gets the host's -32009 mapping (PROFILE §3.10).
+    # version the card's interfaces do not list never takes a slot nor a fetch (D-PROXY-25):
+    # it gets the host's -32009 mapping (PROFILE §3.10).
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         bad = _with_03(reference.unsigned_card(up.origin))
         bad["capabilities"]["extensions"][1]["params"]["proposals"][0]["digest"] = (
@@ -563,7 +563,7 @@ def _on(proxy_origin: str) -> Callable[[str], dict[str, Any]]:
 
 
 def test_proposals_on_the_public_origin_are_read_from_upstream_at_the_same_path() -> None:
-    # Issue 7 item 3: the proxy refused to start, fetching from itself before listening.
+    # D-PROXY-22: the proxy refused to start, fetching from itself before listening.
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with (
@@ -627,7 +627,7 @@ async def test_an_undeclared_card_is_refused_with_a_pointer_to_declare() -> None
 
 
 def test_declare_adds_the_interview_and_moves_urls_to_the_public_origin() -> None:
-    # Issue 7 item 3: one line in front of an agent that knows nothing of the interview.
+    # D-PROXY-22: one line in front of an agent that knows nothing of the interview.
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with recorder(_undeclared) as up, proxy_running(up.origin, sock, poll=0, public_url=public,
@@ -720,7 +720,7 @@ def _gzip(data: bytes) -> bytes:
 @pytest.mark.parametrize(
     ("layers", "message"),
     [
-        # Issue 8 finding 1: a small body inflating past the bound is stopped as it
+        # D-NET-1: a small body inflating past the bound is stopped as it
         # inflates (at most the bound plus one byte is ever produced).
         (1, "larger than 1048576 bytes"),
         (2, "Content-Encoding is stacked, unknown or corrupt"),
@@ -837,7 +837,7 @@ def chunked(method: str, target: str, body: bytes, trailers: bytes, head: bytes 
 
 
 def test_a_trailer_never_activates_and_is_never_passed_on() -> None:
-    # Issue 14 finding 1, PROFILE §3.9: the listening server appended trailers to the
+    # D-SERVE-20, PROFILE §3.9: the listening server appended trailers to the
     # request's headers, so the proxy forwarded them upstream as headers and an
     # A2A-Extensions trailer alone activated the interview.
     act = f"A2A-Extensions: {INTERVIEW_URI}\r\nX-A2A-Extensions: {INTERVIEW_URI}\r\n".encode()
@@ -863,7 +863,7 @@ def test_a_trailer_never_activates_and_is_never_passed_on() -> None:
 
 
 def test_a_trailer_flood_is_refused_before_upstream_is_asked() -> None:
-    # Issue 14 finding 1: 600 MiB of trailers took the proxy from 51 to 770 MiB. The
+    # D-SERVE-20: 600 MiB of trailers took the proxy from 51 to 770 MiB. The
     # trailer section counts against the head bound: 431 after 64 KiB.
     with recorder() as up, proxy_served(up.origin, poll=0) as proxy:
         up.forget()
@@ -893,7 +893,7 @@ FORWARDING = [
 
 
 def test_a_clients_forwarding_headers_are_dropped_and_the_proxys_own_added() -> None:
-    # Issue 14 finding 10: a client's X-Forwarded-*/Forwarded/X-Real-IP reached the
+    # D-PROXY-12: a client's X-Forwarded-*/Forwarded/X-Real-IP reached the
     # upstream verbatim, so any client could name itself 203.0.113.9 over https.
     with recorder() as up, proxy_running(up.origin, poll=0) as proxy:
         up.forget()
@@ -986,7 +986,7 @@ def _date(headers: list[tuple[str, str]]) -> str:
 
 
 def test_every_response_the_proxy_makes_carries_a_date() -> None:
-    # Issue 12 item 7: the proxy's own answers, refusals and 502 carried no Date (RFC 9110
+    # D-SERVE-22: the proxy's own answers, refusals and 502 carried no Date (RFC 9110
     # §6.6.1); upstream's own Date passes through as it came.
     with contextlib.ExitStack() as stack:
         up = stack.enter_context(recorder())
@@ -1023,7 +1023,7 @@ def test_the_proxys_502_and_the_last_verified_card_carry_a_date() -> None:
 def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
     upgrade: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Issue 14 finding 10: a WebSocket upgrade was forwarded as a plain GET (decisions
+    # D-PROXY-12: a WebSocket upgrade was forwarded as a plain GET (decisions
     # D-SERVE-22: upgrades are closed), and `Upgrade: h2c` with a body ended in a 500 and a logged
     # traceback.
     with caplog.at_level(logging.INFO), recorder() as up, proxy_served(up.origin, poll=0) as proxy:
@@ -1039,7 +1039,7 @@ def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
 
 
 def test_the_new_serving_flags_refuse_nonsense_in_one_line() -> None:
-    # Issue 14 findings 7 and 10: --forwarded-allow-ips and --max-client-connections.
+    # D-SERVE-21: --forwarded-allow-ips and --max-client-connections.
     from test_proxy import _cli
 
     base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")

@@ -1,4 +1,4 @@
-"""The README's a2a-sdk snippet runs as written (issue 7 item 5 / "What to build" 6).
+"""The README's a2a-sdk snippet runs as written (D-PROXY-23 / "What to build" 6).
 
 The code block is taken out of README.md and executed against the installed a2a-sdk 1.x:
 it must build the app, which then answers a JSON-RPC call, an interview call on both
@@ -132,7 +132,7 @@ async def test_without_the_slash_route_the_tck_spelling_is_not_served() -> None:
 
 
 def test_the_readme_names_the_proxy_one_line() -> None:
-    # issue 7 item 5: the proxy's one line for an agent that knows nothing of the interview.
+    # D-PROXY-23: the proxy's one line for an agent that knows nothing of the interview.
     text = README.read_text("utf-8")
     assert (
         "a2a-interview proxy --upstream http://127.0.0.1:9999 --port 8080 "

@@ -227,7 +227,7 @@ def test_standing_self_is_a_claim() -> None:
 
 
 def test_standing_third_party_with_other_key_is_evidence() -> None:
-    # PROFILE §8 (amended for issue 8 finding 5): unsigned is a claim, whoever it names.
+    # PROFILE §8 (amended; D-RECORD-7): unsigned is a claim, whoever it names.
     assert standing_of(make("third_party").to_json()) == "claim"
     assert standing_of(make("platform").to_json()) == "claim"
     assert standing_of(sign_record(make("platform").to_json(), RUNNER_SEED)) == "evidence"
@@ -257,13 +257,13 @@ def test_standing_is_recomputed_never_read() -> None:
 
 
 def test_standing_with_a_runner_key_that_is_not_an_nkey_is_a_claim() -> None:
-    # decisions D-RECORD-5: claim for anything malformed; whose key it is cannot be told.
+    # decisions D-RECORD-7: claim for anything malformed; whose key it is cannot be told.
     document = make("third_party").to_json()
     document["ran_by"]["key"] = "not-an-nkey"  # type: ignore[index]
     assert standing_of(document) == "claim"
 
 
-# --- forgeries (issue 8 finding 5) ----------------------------------------------------
+# --- forgeries (D-RECORD-7) ----------------------------------------------------
 
 AGENT_KEYS = (CARD_THUMBPRINT, reference.PROPOSAL_KEY)
 
@@ -280,7 +280,7 @@ def test_agent_keys_are_in_the_record_and_validate() -> None:
 
 @pytest.mark.parametrize("seed", [card_key_seed(), reference.PROPOSAL_SEED])
 def test_an_agent_key_edited_out_and_resigned_stays_a_claim(seed: str) -> None:
-    # issue 8 finding 5: thumbprint set to null, proposal signers set to null, re-signed
+    # D-RECORD-7: thumbprint set to null, proposal signers set to null, re-signed
     # with the agent's key. agent.keys still names the key.
     document = make("platform", agent_keys=AGENT_KEYS).to_json()
     document["agent"]["card_signature"]["thumbprint"] = None  # type: ignore[index]
@@ -307,7 +307,7 @@ def test_agent_keys_missing_or_malformed_is_a_claim(keys: Any) -> None:
 
 
 def test_self_changed_to_third_party_and_left_unsigned_is_a_claim() -> None:
-    # issue 8 finding 5: `self` changed to `third_party`, left unsigned.
+    # D-RECORD-7: `self` changed to `third_party`, left unsigned.
     document = make("self", agent_keys=AGENT_KEYS).to_json()
     document["ran_by"]["party"] = "third_party"  # type: ignore[index]
     document["standing"] = "evidence"
@@ -330,7 +330,7 @@ def test_a_stranger_signed_record_is_evidence_until_altered() -> None:
 
 @pytest.mark.parametrize("status", ["key_unavailable", "invalid", "verified"])
 def test_a_runner_key_named_as_a_card_kid_or_listed_is_no_veto(status: str) -> None:
-    # issue 13 finding 1, PROFILE §8 (amended): a kid is any string the agent chooses,
+    # D-RECORD-8, PROFILE §8 (amended): a kid is any string the agent chooses,
     # and agent.listed_keys holds keys it merely lists. Neither is a key that signed, so
     # naming the platform's public runner key there cannot turn its evidence into a claim.
     runner = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
@@ -398,7 +398,7 @@ EDITABLE = [p for p in _leaves(SIGNED_EVIDENCE) if p and p[0] not in ("signature
     value=st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
 )
 def test_any_edit_of_a_signed_record_makes_it_a_claim(where: tuple[Any, ...], value: Any) -> None:
-    # PROFILE §8, issue 8 finding 5: whatever member a forger changes, a signed record
+    # PROFILE §8, D-RECORD-7: whatever member a forger changes, a signed record
     # stops being evidence.
     document = copy.deepcopy(SIGNED_EVIDENCE)
     parent: Any = document
@@ -501,7 +501,7 @@ def test_every_standing_reason_has_its_report_line() -> None:
         assert _WHY[reason] in render_report(document)  # type: ignore[index]
 
 
-# --- sanity (issue 13 findings 2-3, PROFILE §8 as amended) ------------------------------
+# --- sanity (D-STORE-12, PROFILE §8 as amended) ------------------------------
 
 
 def _sane_edit(edit: Any) -> dict[str, Any]:
@@ -575,11 +575,11 @@ def test_a_record_without_agent_url_is_sane() -> None:
 
 
 def test_every_standing_reason_has_its_words() -> None:
-    # One vocabulary, defined once (issue 13 finding 7).
+    # One vocabulary, defined once (D-WEB-21).
     assert set(STANDING_WHY) == set(STANDING_REASONS)
 
 
-# --- agent.name (issue 13 finding 6) -------------------------------------------------------
+# --- agent.name (D-STORE-16) -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -619,12 +619,12 @@ def test_a_name_no_verifier_writes_is_no_name() -> None:
             assert not VALIDATOR.is_valid(document)
 
 
-# --- one vocabulary (issue 13 finding 7) ----------------------------------------------------
+# --- one vocabulary (D-WEB-21) ----------------------------------------------------
 
 
 @pytest.mark.parametrize("outcome", list(Outcome))
 def test_the_report_words_outcomes_in_the_one_vocabulary(outcome: Outcome) -> None:
-    # issue 13 finding 7: the verifier's report (verify, record show) says an outcome in
+    # D-WEB-21: the verifier's report (verify, record show) says an outcome in
     # the words the ledger's page, API and CLI use (record.OUTCOME_WORDS), never its own.
     assert set(OUTCOME_WORDS) == {str(o) for o in Outcome}
     label, meaning = OUTCOME_WORDS[str(outcome)]

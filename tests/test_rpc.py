@@ -252,7 +252,7 @@ def test_what_a_lenient_host_reads_as_an_interview_call_is_refused_not_passed_on
     assert rpc.jsonrpc(body, rpc.NOT_ACTIVATED, IV) is None  # PROFILE §3.3: the host's
 
 
-# ---------------------------------------------------------------- issue 14, issue 12 finding 5
+# ---------------------------------------------------------------- PROFILE §3.9, D-SERVE-24
 
 
 @pytest.mark.parametrize(
@@ -264,7 +264,7 @@ def test_what_a_lenient_host_reads_as_an_interview_call_is_refused_not_passed_on
      b"/a2a/jsonrpc", "/a2a/jsonrpc;\u00e9".encode("latin-1")],
 )  # fmt: skip
 def test_path_key_reads_every_host_normalization(raw: bytes) -> None:
-    # PROFILE §3.9, issue 14 findings 3 and 10: every normalization a common host applies.
+    # PROFILE §3.9, D-SERVE-11: every normalization a common host applies.
     assert rpc.path_key(raw) == ("a2a", "jsonrpc")
 
 
@@ -285,7 +285,7 @@ def test_path_segments_never_raises(raw: bytes) -> None:
 
 
 def test_a_large_body_is_judged_by_a_scan_not_a_parse() -> None:
-    # Issue 14 findings 8 and 9: past 64 KiB an activated body naming the namespace in a
+    # D-SERVE-12: past 64 KiB an activated body naming the namespace in a
     # string (any escaping) is refused whole, without a parse; one that does not is not ours.
     pad = b" " * (rpc.MAX_REQUEST_BYTES + 1)
     for method in (

@@ -1,4 +1,4 @@
-"""The a2a-sdk integration (issue 3 part 2): one call on the SDK's own route factories,
+"""The a2a-sdk integration (D-SERVE-1): one call on the SDK's own route factories,
 in Starlette and in FastAPI, behind authentication middleware, projecting the card exactly
 as the SDK serves it (0.3 compatibility members included)."""
 

@@ -1,4 +1,4 @@
-"""Every spelling of an interview request (PROFILE §3.9, issue 8 finding 2) through the
+"""Every spelling of an interview request (PROFILE §3.9, D-PROXY-27) through the
 a2a-sdk integration (Starlette and FastAPI) and ``InterviewMiddleware``: answered or
 refused, never handed to the host's routes or the executor; what passes on is untouched.
 """
@@ -85,7 +85,7 @@ def stack(request: pytest.FixtureRequest) -> tuple[Any, Spies]:
 async def test_every_spelling_of_the_jsonrpc_path_is_answered(
     stack: tuple[Any, Spies], target: bytes
 ) -> None:
-    # PROFILE §3.9 (issue 8 finding 2): `/a2a/x/../jsonrpc` is `/a2a/jsonrpc`.
+    # PROFILE §3.9 (D-PROXY-27): `/a2a/x/../jsonrpc` is `/a2a/jsonrpc`.
     app, spies = stack
     got = await call(app, "POST", target, [*JSON, *ACT], IDENTITY)
     expected = b'{"id":7,"jsonrpc":"2.0","result":' + ANSWER.answer("identity") + b"}"
@@ -200,7 +200,7 @@ async def test_a_body_the_host_reads_leniently_as_an_interview_call_never_reache
     assert spies.untouched, spies
 
 
-# ---------------------------------------------------------------- issue 14: hold under attack
+# ---------------------------------------------------------------- PROFILE §3.9: hold under attack
 
 V1 = [(b"a2a-version", b"1.0")]
 ANSWERED = b'{"id":7,"jsonrpc":"2.0","result":' + ANSWER.answer("identity") + b"}"
@@ -229,7 +229,7 @@ CODED = [
 async def test_a_compressed_interview_call_is_judged_by_its_decoded_body(
     stack: tuple[Any, Spies], coding: str, pack: Callable[[bytes], bytes]
 ) -> None:
-    # Issue 14 finding 2, PROFILE §3.9: `Content-Encoding: gzip` took an activated
+    # D-SERVE-23, PROFILE §3.9: `Content-Encoding: gzip` took an activated
     # interview call past the layer to a host that inflates before dispatch.
     app, spies = stack
     headers = [*JSON, *ACT, (b"content-encoding", coding.encode())]
@@ -295,7 +295,7 @@ async def test_a_compressed_call_without_activation_or_not_ours_passes_on_as_it_
     assert got.status == 204 and seen == [(IDENTITY, b"br")]
 
 
-# Every normalization a common host applies (PROFILE §3.9, issue 14 findings 3 and 10):
+# Every normalization a common host applies (PROFILE §3.9, D-SERVE-11):
 # case (Express, ASP.NET), `;` parameters (Tomcat, Jetty), `\` and `%5C` (IIS), double
 # encoding, full-width forms, NUL, trailing dots and blanks, on top of RFC 3986's.
 RPC_VARIANTS = [
@@ -394,7 +394,7 @@ ESCAPED_BIG = (b'{"jsonrpc":"2.0","id":7,"method":"\\u0069nterview\\/identity","
 async def test_an_activated_call_over_64_kib_never_reaches_the_host(
     stack: tuple[Any, Spies], body: bytes
 ) -> None:
-    # Issue 14 finding 8, PROFILE §3.9: judged at any size the layer accepts at all; a
+    # D-SERVE-12, PROFILE §3.9: judged at any size the layer accepts at all; a
     # single padded call and a batch [interview/usage, SendMessage] arrived verbatim.
     app, spies = stack
     got = await call(app, "POST", RPC.encode(), [*JSON, *ACT], body)
@@ -459,7 +459,7 @@ VERSIONS = [None, b"", b"0.3", b"1.0", b"2.0", b"1.5", b"1.0.1", b"abc", b"0.3.0
 
 @pytest.mark.parametrize("where", ["sdk-starlette", "sdk-fastapi", "middleware-over-sdk"])
 async def test_interview_calls_carry_the_hosts_version_negotiation(where: str) -> None:
-    # Issue 12 finding 5, PROFILE §3.10: under an A2A-Version the real a2a-sdk host refuses
+    # D-SERVE-24, PROFILE §3.10: under an A2A-Version the real a2a-sdk host refuses
     # for an ordinary method (-32009), an activated interview call gets -32009 too (its
     # HTTP mapping, 400, on HTTP+JSON), never an answer; where the host serves the
     # ordinary method under none, 0.3, 1.0 and 2.0, the interview answers.

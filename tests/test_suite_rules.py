@@ -1,4 +1,4 @@
-"""Rules over the test suite itself (issue 17), read from the source of every test file.
+"""Rules over the test suite itself (D-TEST-11), read from the source of every test file.
 
 - A missing part skips only through ``tests/needs.py`` (``need``/``module``), which
   fails instead under CI: no ``pytest.skip``, ``pytest.importorskip``, ``skip``/``skipif``
@@ -107,7 +107,7 @@ def test_names_in_code_reads_code_not_comments() -> None:
 
 
 def test_every_test_module_says_what_it_proves() -> None:
-    # issue 17: a reader can tell where correctness is proven (vectors) from where
+    # D-TEST-12: a reader can tell where correctness is proven (vectors) from where
     # transport is (tests/kinds.py, tests/README.md). A new module must be placed.
     # The interop suite's own installs (node_modules, the a2a-sdk 0.3 venv) are not ours.
     modules = {p.stem for p in _test_sources() if p.name.startswith("test_")}

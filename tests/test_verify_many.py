@@ -1,4 +1,4 @@
-"""verify-many across worker processes (issue 9 item 4): the same records as one process,
+"""verify-many across worker processes (D-CLI-4): the same records as one process,
 one per agent, in file order; a worker that dies loses no line."""
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_an_unparsable_url_gets_its_record_without_credentials() -> None:
     assert {d["agent"]["url"] for d in seen} == {"https://[::1", "https://[fd00::1"}
 
 
-# -- real populations (issue 12 "verify-many for real populations") ----------------------
+# -- real populations (D-CLI-4a) ----------------------
 
 _TOKENS = {"A_TOKEN": "token-of-a", "B_KEY": "key-of-b", "D_TOKEN": "token-of-d"}
 
@@ -111,7 +111,7 @@ def _guarded(seen: list[tuple[str, str]], name: bytes, wanted: bytes | None) -> 
 def test_each_agent_gets_only_its_own_origins_credentials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 12 "verify-many for real populations": credentials per origin, never sent to
+    # D-CLI-4a: credentials per origin, never sent to
     # another agent: not to another listed origin, not across a redirect, not to an
     # interface a card names on another origin (docs/decisions.md D-VERIFY-5 and D-CLI-4).
     from agents import Wrap, honest
@@ -169,7 +169,7 @@ def test_each_agent_gets_only_its_own_origins_credentials(
     assert code == 3  # d is unreachable (redirect_refused), e too (A wants A's token)
     assert [r["outcome"] for r in records[:3]] == ["consistent"] * 3
     assert records[3]["incomplete"]["reason"] == "redirect_refused"
-    # The record names the kind, never the value (issue 12 item 7).
+    # The record names the kind, never the value (D-CLI-9).
     assert [r["credentials"] for r in records] == [
         {"kind": "bearer", "headers": ["authorization"]},
         {"kind": "header", "headers": ["x-api-key"]},
@@ -187,7 +187,7 @@ def test_each_agent_gets_only_its_own_origins_credentials(
 
 
 def test_authentication_required_says_what_was_sent_not_an_option(tmp_path: Path) -> None:
-    # issue 12 item 7: the detail said "(pass --header or --bearer-env)", which
+    # D-CLI-9: the detail said "(pass --header or --bearer-env)", which
     # verify-many cannot follow; it now says whether credentials were given.
     from agents import Wrap, honest
 
@@ -278,7 +278,7 @@ def _one_origin(count: int, state: dict[str, int]) -> Iterator[list[str]]:
 
 @pytest.mark.parametrize(("per_origin", "workers"), [(2, 1), (3, 2)])
 def test_agents_of_one_origin_are_bounded_together(per_origin: int, workers: int) -> None:
-    # issue 12: a per-origin bound, so a platform hosting many agents on one host is not
+    # D-CLI-4a: a per-origin bound, so a platform hosting many agents on one host is not
     # flooded: every agent gets its record, and at most per_origin are under way at
     # once (one agent's calls are sequential), across workers too.
     state = {"now": 0, "max": 0}
@@ -317,7 +317,7 @@ def test_shares_keep_each_origins_bound_and_spread_distinct_origins() -> None:
 
 
 def test_jwks_pins_the_keys_of_every_agent(tmp_path: Path) -> None:
-    # issue 12 item 7: without --jwks a signed card whose jku cannot be fetched is
+    # D-CLI-9: without --jwks a signed card whose jku cannot be fetched is
     # key_unavailable; verify-many now pins keys as verify does (PROFILE §6.4).
     from a2a_interview import reference
     from agents import Call, Reply, Wrap
@@ -343,7 +343,7 @@ def test_jwks_pins_the_keys_of_every_agent(tmp_path: Path) -> None:
 def test_the_summary_counts_then_lists_only_what_was_not_consistent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 15 item 5: counts per outcome; then only the agents that were not consistent
+    # D-CLI-4b: counts per outcome; then only the agents that were not consistent
     # (all with --all), with full URLs, wrapped, not cut; how many records were stored.
     monkeypatch.setenv("COLUMNS", "100")
     factories: list[Any] = [honest, honest, liar]
@@ -382,7 +382,7 @@ def test_the_summary_counts_then_lists_only_what_was_not_consistent(
 def test_the_credential_kind_names_the_scheme_never_the_value(
     headers: tuple[tuple[str, str], ...], kind: str
 ) -> None:
-    # issue 12 item 7 (docs/decisions.md D-CLI-4c): bearer and API-key runs are
+    # D-CLI-9 (docs/decisions.md D-CLI-4c): bearer and API-key runs are
     # told apart; no value is kept, and the record stays valid against the schema.
     import jsonschema
 
@@ -402,7 +402,7 @@ def test_the_credential_kind_names_the_scheme_never_the_value(
 
 @pytest.mark.anyio
 async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
-    # issue 12 "Clients" (docs/decisions.md D-VERIFY-3 and D-CLI-4d): ask may share the httpx
+    # Clients (docs/decisions.md D-VERIFY-3 and D-CLI-4d): ask may share the httpx
     # client of an a2a-sdk client; that client following redirects must not make ask
     # follow one to another origin.
     import httpx
@@ -428,7 +428,7 @@ async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
 def test_the_summary_names_each_failures_cause_and_url(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 12 item 7, PROFILE §7: a transport failure is named with its cause and the URL
+    # D-CLI-9, PROFILE §7: a transport failure is named with its cause and the URL
     # that failed, in verify-many's summary as in the record (a closed port: refused; a
     # name that cannot resolve: name), never one "the connection failed" for all.
     import socket

@@ -1,12 +1,12 @@
 """One verifier run against what real deployments and hostile cards do, over loopback.
 
-- Card variants (PROFILE §7, issue 12 finding 3): a server whose card differs by
+- Card variants (PROFILE §7, D-CLI-7): a server whose card differs by
   ``A2A-Version`` is judged on each interface against the card of that interface's
   version; variants that differ in more than their signatures are an advisory.
-- The bounds of one run (PROFILE §7, issue 14 findings 5 and 6): signatures and keys
+- The bounds of one run (PROFILE §7, D-CLI-6): signatures and keys
   tried, interfaces interviewed, the request budget, an interface abandoned after three
   failures in a row.
-- Failure causes named with the URL (issue 12 item 7).
+- Failure causes named with the URL (D-CLI-9).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def resigned(origin: str) -> Any:
 
 
 async def test_answers_are_judged_against_the_variant_of_their_version() -> None:
-    # issue 12 finding 3: the card fetched without A2A-Version (the 0.3 variant) and the
+    # D-CLI-7: the card fetched without A2A-Version (the 0.3 variant) and the
     # 1.0 interfaces answering from the 1.0 variant, signed separately, was a persistent
     # value_mismatch on identity's /signatures.
     servers: list[ByVersion] = []
@@ -145,7 +145,7 @@ async def test_a_variant_answered_from_the_wrong_card_is_still_caught() -> None:
     assert ("projection", "value_mismatch") in found(document)
 
 
-# --- bounds of one run (PROFILE §7, issue 14 findings 5 and 6) -------------------------
+# --- bounds of one run (PROFILE §7, D-CLI-6) -------------------------
 
 
 def _many_signatures(origin: str, count: int) -> Any:
@@ -233,7 +233,7 @@ def counting_404() -> Iterator[tuple[str, Counter[str]]]:
 
 
 async def test_an_interface_answering_html_404s_is_abandoned_after_three() -> None:
-    # issue 14 finding 6: 8 interfaces on another origin, every call a 404, made 16,592
+    # D-CLI-6: 8 interfaces on another origin, every call a 404, made 16,592
     # requests in one verify; three in a row now abandon an interface (PROFILE §7).
     with (
         counting_404() as (foreign, seen),
@@ -282,7 +282,7 @@ async def test_the_default_budget_lets_the_honest_agent_finish() -> None:
     assert document["outcome"] == "consistent"
 
 
-# --- failure causes, named with the URL (issue 12 item 7) -----------------------------
+# --- failure causes, named with the URL (D-CLI-9) -----------------------------
 
 
 def _reset(conn: socket.socket, _stop: threading.Event) -> None:
@@ -392,14 +392,14 @@ def test_ask_names_the_url_and_the_cause(capsys: pytest.CaptureFixture[str]) -> 
     ],
 )
 def test_every_connect_error_has_its_cause(error: BaseException, cause: str) -> None:
-    # issue 12 item 7: the socket error classes a connection meets, each named (an
+    # D-CLI-9: the socket error classes a connection meets, each named (an
     # unreachable host cannot be made on loopback, so its errno is classified here).
     assert connect_cause(error) == cause
 
 
 @pytest.mark.parametrize(("status", "reason"), [(404, "card_status"), (503, "card_status")])
 async def test_a_card_url_that_does_not_answer_200_is_named(status: int, reason: str) -> None:
-    # issue 12 item 7: which URL, for every way a run ends at the transport or the card.
+    # D-CLI-9: which URL, for every way a run ends at the transport or the card.
     with raw_server(answer(status, [("Content-Type", "text/html")], b"no")) as origin:
         incomplete = await _cause_of(origin)
     assert (incomplete["reason"], incomplete["url"]) == (reason, origin + CARD_PATH)

@@ -260,7 +260,7 @@ async def test_no_activation_echo() -> None:
 
 
 async def test_a_host_checking_params_first_is_consistent() -> None:
-    # issue 7 finding 2, PROFILE §7: a2a-js checks params before the method; the probe
+    # D-VERIFY-34, PROFILE §7: a2a-js checks params before the method; the probe
     # is a well-formed call with "params": {}, so such a host answers -32601 and passes.
     document = await interview(lambda o: params_first(honest(o)))
     assert document["outcome"] == "consistent", found(document)
@@ -512,7 +512,7 @@ def _sdk_signed_as_authored(origin: str) -> Any:
     """The honest agent declaring the interview with ``"required": false`` (the draft's
     own example), its card signed by a2a-sdk's signer as a caller without a JWKS URL
     does (``jku=None``, so ``"jku": null``), the signature appended to the card JSON as
-    authored (issue 7 finding 1)."""
+    authored (D-VERIFY-26)."""
     need_module("a2a.utils.signing", "the sdk extra (a2a-sdk[signing])", "pip install -e '.[sdk]'")
     from a2a.types import AgentCard
     from a2a.utils.signing import create_agent_card_signer

@@ -1,6 +1,6 @@
 """The interviewer's HTTP/1.1 exchanges (verifier/wire.py) against raw loopback servers
 that answer with exact bytes: framing (RFC 9112 §6), keep-alive, bounds, the address
-policy hook, and the interviewer's bounded decoding on top (issue 9 item 4; STYLE
+policy hook, and the interviewer's bounded decoding on top (D-VERIFY-23; STYLE
 "Every network read has a size bound")."""
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def test_a_header_that_never_ends_is_refused_within_the_head_bound() -> None:
 
 
 def test_trailer_fields_are_never_response_headers() -> None:
-    # Issue 14 finding 1 (PROFILE §3.9 read from the verifier's side): httptools reports
+    # D-SERVE-20 (PROFILE §3.9 read from the verifier's side): httptools reports
     # trailer fields like header fields, and they were appended to the response's
     # headers: an A2A-Extensions echo sent only as a trailer counted as the echo.
     reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -243,7 +243,7 @@ def test_trailer_fields_are_never_response_headers() -> None:
     ],
 )
 def test_a_trailer_section_that_never_ends_is_refused_within_the_head_bound(piece: bytes) -> None:
-    # Issue 14 finding 1: the head bound stopped at the head; a peer streaming trailer
+    # D-SERVE-20: the head bound stopped at the head; a peer streaming trailer
     # fields after a chunked body was read until the caller's timeout.
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
@@ -273,7 +273,7 @@ def test_a_trailer_section_that_never_ends_is_refused_within_the_head_bound(piec
 
 
 def test_admit_judges_what_a_name_resolved_to_before_any_connection() -> None:
-    # issue 8 finding 8: the addresses judged are the addresses connected to, and a
+    # D-NET-5: the addresses judged are the addresses connected to, and a
     # refused one is never contacted (no open/closed port to tell apart).
     class Refused(Exception):
         pass
@@ -354,7 +354,7 @@ def test_gzip_and_deflate_are_decoded() -> None:
 
 
 def test_a_bomb_ends_too_large_within_the_bound() -> None:
-    # issue 8 finding 1: inflated with an output cap, so the bound holds before memory grows.
+    # D-NET-1: inflated with an output cap, so the bound holds before memory grows.
     import tracemalloc
 
     bomb = gzip.compress(b"\0" * (64 << 20), 9)

@@ -1,4 +1,4 @@
-"""The ledger's workers (issue 9 item 3): procrastinate jobs in a real PostgreSQL, run by
+"""The ledger's workers (D-STORE-8): procrastinate jobs in a real PostgreSQL, run by
 real ``a2a-interview worker`` processes; a worker killed mid-job loses nothing and the
 record is written exactly once."""
 
@@ -169,7 +169,7 @@ def _wait(predicate: Any, seconds: float, what: str) -> None:
 def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
     postgres_server: Server, stalling_agent: tuple[str, Stall]
 ) -> None:
-    # issue 9 item 3: two workers on one PostgreSQL, one SIGKILLed mid-job; the other
+    # D-STORE-8: two workers on one PostgreSQL, one SIGKILLed mid-job; the other
     # completes the job; exactly one record is written.
     origin, agent = stalling_agent
     store = postgres_server.database()
@@ -218,7 +218,7 @@ def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
 def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_more(
     postgres_server: Server,
 ) -> None:
-    # issue 9 item 3: a worker killed after writing but before acknowledging. The record
+    # D-STORE-8: a worker killed after writing but before acknowledging. The record
     # is in the ledger under the job's key; the job runs again and adds nothing.
     store = postgres_server.database()
     origin = "http://127.0.0.1:9"  # never contacted: the job finds its record first
@@ -283,7 +283,7 @@ STAMPED = re.compile(r"a2a-interview worker \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: ")
 
 
 def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: Server) -> None:
-    # issue 15 item 5: every line of a worker carries its time (UTC); a worker stopped
+    # D-CLI-4b: every line of a worker carries its time (UTC); a worker stopped
     # with Ctrl-C (or --once at the end of the queue) ends with a line saying so.
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
@@ -386,7 +386,7 @@ def test_a_worker_run_from_python_on_a_thread_stops_when_its_task_is_cancelled(
 
 
 def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:
-    # issue 13 finding 8: workers printed full tracebacks while PostgreSQL restarted
+    # D-STORE-15: workers printed full tracebacks while PostgreSQL restarted
     # (they recovered). Now: one line when the store goes, one when it is back.
     store = postgres_server.database()
     with Ledger.open(store):

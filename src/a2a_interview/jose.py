@@ -4,7 +4,7 @@ The library is ``joserfc``: it imports and exports keys as JWKs (RFC 7517, RFC 7
 RFC 8037), holds the algorithms (RFC 7518 §3, RFC 8037 §3.1: the fixed-width ``R || S``
 of ECDSA, the PSS parameters) and decodes base64url strictly (no padding, the URL-safe
 alphabet, canonical trailing bits). What stays here is what the profile decides and the
-library does not (docs/decisions.md, "Keys and the card signature"):
+library does not (docs/decisions/verify.md, "Keys and the card signature"):
 
 - the allowlist :data:`ALGORITHMS` and which key serves which of them (Ed25519 only, P-256
   and P-384 only, RSA with a modulus of 2048 to 8192 bits and an odd public exponent

@@ -20,7 +20,7 @@ working):
   ``format``), the fixed words of outcomes, :func:`schema`.
 
 The member names, and everything PROFILE leaves open, are written down in
-``docs/decisions.md`` (part "Record and evidence") and in the JSON Schema shipped at
+``docs/decisions/record.md`` (``D-RECORD-n``) and in the JSON Schema shipped at
 ``a2a_interview/schema/result-record.schema.json`` (:func:`schema`).
 """
 
@@ -120,7 +120,7 @@ __all__ = [
 Party = Literal["self", "platform", "third_party"]
 PARTIES: Final[tuple[Party, ...]] = get_args(Party)
 
-# The one vocabulary of outcomes (PROFILE §8's codes; issue 13 finding 7): outcome ->
+# The one vocabulary of outcomes (PROFILE §8's codes; D-WEB-21): outcome ->
 # (label, meaning), used by the report (`verify`, `record show`), `ledger list`/`show`,
 # the ledger's pages and its API (`outcome_label`). Absence and an incomplete run are
 # worded so that nothing is read into them (interview §9 rule 2).
@@ -342,7 +342,7 @@ class Incomplete:
     ``securitySchemes``. A transport failure also keeps the ``url`` whose exchange
     failed (without credentials) and, for ``connect_failed`` and ``timeout``, its
     ``cause`` (``name``, ``refused``, ``unreachable``, ``timeout``, ``tls``, ``reset``,
-    ``closed``, ``protocol``, ``connect``: issue 12 item 7)."""
+    ``closed``, ``protocol``, ``connect``: D-CLI-9)."""
 
     reason: str
     detail: str

@@ -264,7 +264,7 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
         detail = _bare(incomplete.get("detail"), _MAX_DETAIL)  # says what to change
         lines.append(f"  {_bare(incomplete.get('reason'))}: {detail}")
         if incomplete.get("url") is not None:
-            # issue 12 item 7: which URL failed, and why
+            # D-CLI-9: which URL failed, and why
             cause = incomplete.get("cause")
             why = f" ({_bare(cause)})" if cause is not None else ""
             lines.append(f"  at {_bare(incomplete.get('url'))}{why}")

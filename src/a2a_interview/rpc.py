@@ -450,7 +450,7 @@ _SCAN_OVERLAP = len(_NAMESPACE_STRING)  # a match begun in one slice ends in the
 
 def may_name_namespace(body: bytes, start: int = 0, stop: int | None = None) -> bool:
     """Whether any JSON reader could find a string beginning with ``interview/`` in
-    ``body``: one linear scan, no parse (PROFILE §3.9, issue 14 finding 9). ``False``
+    ``body``: one linear scan, no parse (PROFILE §3.9, D-SERVE-12). ``False``
     means no reading of ``body`` names the namespace.
 
     ``start`` and ``stop`` bound where a match may begin, so a driver can scan a large
@@ -521,7 +521,7 @@ def jsonrpc(
     host's ``json.loads``) would read it as naming the namespace it is refused with
     ``-32600`` rather than passed on (PROFILE §3.9). A body over ``max_bytes`` is never
     parsed: when it holds a JSON string beginning with the namespace (in any escaping)
-    it is refused with ``-32600``, else it is not ours (PROFILE §3.9, issue 14 finding 9:
+    it is refused with ``-32600``, else it is not ours (PROFILE §3.9, D-SERVE-12:
     judged at any size, in one linear scan).
 
     Returns ``None`` for everything else, including other bodies that are not strict

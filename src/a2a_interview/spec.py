@@ -62,7 +62,7 @@ MAX_DEPTH: Final = 64
 MAX_SAFE_INTEGER: Final = (1 << 53) - 1
 
 # PROFILE §7: the bounds of one verifier run, so that a hostile card can make the verifier
-# neither a load generator nor a CPU sink (issue 14 findings 5 and 6).
+# neither a load generator nor a CPU sink (D-CLI-6).
 MAX_SIGNATURES_TRIED: Final = 16  # a card's signatures checked, in card order
 MAX_KEYS_TRIED: Final = 64  # JWKS keys tried, in document order
 MAX_INTERFACES: Final = 16  # interfaces interviewed; the rest is an advisory

@@ -3,7 +3,7 @@
 A card names where clients reach the agent (``origin``: the proxy's public URL in the
 normal layout) and, when it declares terms, a proposal on that same origin: the agent
 publishes its terms next to its card, and the proxy reads them from the upstream at the
-same path (issue 7 "What to build" 3).
+same path (D-PROXY-21).
 """
 
 from __future__ import annotations

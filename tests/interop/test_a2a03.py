@@ -1,5 +1,5 @@
 """An ``a2a-sdk`` 0.3.x agent (its own venv, ``requirements-a2a03.txt``), direct and
-behind ``a2a-interview proxy`` (issue 7 "What to build" 5; real processes on loopback).
+behind ``a2a-interview proxy`` (D-TEST-9; real processes on loopback).
 
 The agent's 0.3 card has ``url`` and ``preferredTransport`` instead of
 ``supportedInterfaces`` (PROFILE: 0.3 card shapes are met in the wild and must be read).
@@ -58,7 +58,7 @@ def test_the_03_agent_behind_the_proxy_with_a_declaring_card_is_consistent(
 def test_declare_in_front_of_the_undeclared_03_agent_is_consistent(
     a2a03_python: Path, tmp_path: Path
 ) -> None:
-    # issue 7 "What to build" 3: --declare adds the interview to a 0.3 card that knows
+    # D-PROXY-23: --declare adds the interview to a 0.3 card that knows
     # nothing of it and moves its url to --public-url.
     agent_port, proxy_port = free_port(), free_port()
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"

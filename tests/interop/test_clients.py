@@ -1,4 +1,4 @@
-"""Asking the interview from a client (issue 12 finding 6 / "Clients"): the README's two
+"""Asking the interview from a client (D-CLI-4d / "Clients"): the README's two
 recipes, run against a stock ``@a2a-js/sdk`` agent behind ``a2a-interview proxy`` (real
 processes on loopback ports).
 

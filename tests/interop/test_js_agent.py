@@ -1,5 +1,5 @@
 """A stock ``@a2a-js/sdk`` 1.3 agent, direct and behind ``a2a-interview proxy``
-(issue 7 "What to build" 5; real processes on loopback ports: node, the proxy, the CLI).
+(D-TEST-6; real processes on loopback ports: node, the proxy, the CLI).
 
 The agent (``js/agent.mjs``) serves its card through the SDK's ``agentCardHandler``, the
 JSON-RPC and HTTP+JSON bindings through the SDK's express handlers, and its standing
@@ -66,7 +66,7 @@ def test_the_undeclared_js_agent_direct_is_not_offered(node: str, js: Path, tmp_
 def test_js_client_gets_the_same_results_through_the_proxy_as_direct(
     node: str, js: Path, tmp_path: Path, transport: str
 ) -> None:
-    # issue 7 "What to build" 5: SendMessage and streaming through the proxy, with
+    # D-TEST-6: SendMessage and streaming through the proxy, with
     # @a2a-js/sdk's ClientFactory, give what the agent gives direct. The card names the
     # proxy (declares the interview, no terms: what the proxy serves before its merge too).
     agent_port, proxy_port = free_port(), free_port()
@@ -96,7 +96,7 @@ def test_js_client_gets_the_same_results_through_the_proxy_as_direct(
 
 
 def test_verify_through_the_proxy_is_consistent(node: str, js: Path, tmp_path: Path) -> None:
-    # issue 7 "What to build" 3 and 5: the card declares the interview (required: false)
+    # D-TEST-9, D-PROXY-23: the card declares the interview (required: false)
     # and commits to a proposal on the proxy's public origin; the proxy reads it from the
     # upstream at the same path, and the interview through it is consistent.
     agent_port, proxy_port = free_port(), free_port()
@@ -114,7 +114,7 @@ def test_verify_through_the_proxy_is_consistent(node: str, js: Path, tmp_path: P
 def test_verify_through_the_proxy_of_a_js_signed_card_is_consistent(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 7 finding 1: a signed JS agent got a card_signature conflict. Its card signed
+    # D-VERIFY-26: a signed JS agent got a card_signature conflict. Its card signed
     # by the SDK's own signer, served by the SDK, verifies (pinned key) under proto.
     keys = Keys(tmp_path)
     agent_port, proxy_port = free_port(), free_port()
@@ -152,7 +152,7 @@ def test_js_signed_card_served_by_the_agent_is_signed_by_the_sdk(
 def test_declare_in_front_of_the_undeclared_js_agent_is_consistent(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 7 "What to build" 3: --declare serves the card with the interview declared
+    # D-PROXY-23: --declare serves the card with the interview declared
     # (required: false) and its interfaces moved to --public-url; verify is consistent.
     agent_port, proxy_port = free_port(), free_port()
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
@@ -221,7 +221,7 @@ V1 = {"A2A-Version": "1.0"}
 def test_ordinary_traffic_through_the_proxy_is_what_the_js_agent_sends(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 7 "It is done when": status, body and every header but hop-by-hop ones, direct
+    # D-TEST-10: status, body and every header but hop-by-hop ones, direct
     # and proxied, for the card (both A2A-Version variants of a2a-js's legacy mode, with
     # its Vary, ETag and Cache-Control) and for ordinary calls on both bindings.
     requests: list[tuple[str, str, dict[str, Any]]] = [
@@ -254,7 +254,7 @@ def test_ordinary_traffic_through_the_proxy_is_what_the_js_agent_sends(
 def test_a_conditional_card_request_through_the_proxy_is_what_the_js_agent_sends(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 7 "It is done when", the card: If-None-Match with the ETag the agent gave
+    # D-TEST-10, the card: If-None-Match with the ETag the agent gave
     # (a2a-js's weak W/"..." tag) is a 304 direct, so it must be one through the proxy.
     with (
         _legacy_agent_and_proxy(node, js, tmp_path) as (agent, public),
@@ -271,7 +271,7 @@ def test_a_conditional_card_request_through_the_proxy_is_what_the_js_agent_sends
 def test_verify_of_the_signed_legacy_js_agent_behind_declare_is_consistent(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 12 finding 3, PROFILE §7 card variants: @a2a-js/sdk in legacy mode serves a
+    # D-CLI-7, PROFILE §7 card variants: @a2a-js/sdk in legacy mode serves a
     # 0.3 card without A2A-Version and a 1.0 card with it; the proxy (--declare
     # --card-key) re-signs each. The verifier read the 0.3 card and judged the 1.0
     # interfaces' answers against it: a persistent value_mismatch on identity's
@@ -298,7 +298,7 @@ def test_verify_of_the_signed_legacy_js_agent_behind_declare_is_consistent(
     assert {c["interface"] for c in calls} == {public + "/a2a/jsonrpc", public + "/a2a/rest"}
 
 
-# -- issue 14 and issue 12 finding 5: what the proxy judges, in front of Express ----------
+# -- PROFILE §3.9 and D-SERVE-24: what the proxy judges, in front of Express ----------
 
 
 def _ours(response: httpx.Response) -> bool:
@@ -315,7 +315,7 @@ def _ours(response: httpx.Response) -> bool:
 def test_compressed_and_case_variant_interview_calls_never_reach_the_js_agent(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # Issue 14 findings 2 and 3: an activated interview call with Content-Encoding gzip
+    # D-SERVE-23: an activated interview call with Content-Encoding gzip
     # (deflate, GZIP) or at /A2A/JSONRPC was forwarded and dispatched by the Express
     # agent (-32602 from the agent, no echo). Express inflates and matches without case:
     # shown direct first, so the check through the proxy means something.
@@ -357,7 +357,7 @@ def test_compressed_and_case_variant_interview_calls_never_reach_the_js_agent(
 def test_version_negotiation_through_the_proxy_is_the_js_agents(
     node: str, js: Path, tmp_path: Path
 ) -> None:
-    # Issue 12 finding 5, PROFILE §3.10: the Express agent's answer to an ordinary method
+    # D-SERVE-24, PROFILE §3.10: the Express agent's answer to an ordinary method
     # under none, 0.3, 1.0 and 2.0 (direct) decides the interview's through the proxy.
     agent_port, proxy_port = free_port(), free_port()
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"

@@ -1,5 +1,5 @@
 """Every card this project signs verifies with both official SDKs' own verifiers and with
-ours (issue 12 finding 1, PROFILE §6.3): ``a2a-interview card sign`` and the cards
+ours (D-VERIFY-36, PROFILE §6.3): ``a2a-interview card sign`` and the cards
 ``proxy --declare --card-key`` re-signs, over the variety set (``cards.variety``),
 ``"required": false`` included. One-value tampers of what the signature covers fail
 with all three.
@@ -167,7 +167,7 @@ def test_card_sign_names_what_the_proto_signature_leaves_out(ring: KeyRing, tmp_
 def test_served_reading_alone_is_what_both_sdks_rejected(
     ring: KeyRing, node: str, js: Path, tmp_path: Path
 ) -> None:
-    # issue 12 finding 1, the control: the strict reading alone (the old default) over a
+    # D-VERIFY-36, the control: the strict reading alone (the old default) over a
     # card with "required": false verifies with ours only; both SDKs drop the member.
     value = variety(ORIGIN)["required false"]
     strict, _ = card_sign(ring, "ES256", value, tmp_path, "--reading", "served")

@@ -1,5 +1,5 @@
 """Cards signed by the official SDKs' own signers verify with ``a2a-interview card verify``
-under the reading ``proto`` (issue 7 finding 1, PROFILE §6.3, §6.6).
+under the reading ``proto`` (D-VERIFY-26, PROFILE §6.3, §6.6).
 
 Live: a card declaring the interview with ``"required": false`` (the draft's example) is
 signed right now by ``@a2a-js/sdk`` 1.3 (``generateAgentCardSignature``, through node) and
@@ -59,7 +59,7 @@ def _required_false(signed: dict[str, Any]) -> None:
 def test_js_signed_card_does_not_verify_under_prune_empty(
     node: str, js: Path, keys: Keys, tmp_path: Path
 ) -> None:
-    # issue 7 finding 1, the control: the SDK signs the protobuf JSON form (required: false
+    # D-VERIFY-26, the control: the SDK signs the protobuf JSON form (required: false
     # omitted), so the readings before `proto` cannot verify it. Stays true after proto.
     signed = sign_js(node, js, card("https://agent.example"), keys.jwk, keys.kid, tmp_path)
     _required_false(signed)
@@ -88,7 +88,7 @@ def test_js_signed_card_verifies_under_proto(
 
 
 def test_python_signed_card_does_not_verify_under_prune_empty(keys: Keys, tmp_path: Path) -> None:
-    # issue 7 finding 1, the control, for a2a-sdk's create_agent_card_signer.
+    # D-VERIFY-26, the control, for a2a-sdk's create_agent_card_signer.
     signed = sign_python(card("https://agent.example"), keys.pem, keys.kid)
     _required_false(signed)
     path = _write(tmp_path, "py-signed.json", signed)
@@ -135,7 +135,7 @@ def test_kept_cards_are_what_the_readme_says() -> None:
 
 @pytest.mark.parametrize("name", KEPT)
 def test_kept_cards_do_not_verify_under_prune_empty(name: str) -> None:
-    # issue 7 finding 1, on the kept cards: invalid under the readings before proto.
+    # D-VERIFY-26, on the kept cards: invalid under the readings before proto.
     code, out = card_verify(SIGNED / name, SIGNED / "jwks.json", "--reading", "prune-empty")
     assert code == 1, out
 

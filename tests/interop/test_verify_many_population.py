@@ -1,4 +1,4 @@
-"""``verify-many`` over a mixed population, as a platform meets one (issue 12 "Done when"):
+"""``verify-many`` over a mixed population, as a platform meets one (D-CLI-4a):
 each agent gets the right outcome in one run of the real command.
 
 - a stock ``@a2a-js/sdk`` agent direct, its card without the interview: ``not_offered``;

@@ -1,7 +1,7 @@
 """Files named on the command line: bounded reads and atomic, refusing writes.
 
 Every command reads its input files through :func:`read_input` and writes its outputs
-through :func:`write_atomic` or :func:`open_atomic` (issue 8 finding 7):
+through :func:`write_atomic` or :func:`open_atomic` (D-CLI-10 to D-CLI-12):
 
 - A read is bounded as a network body is (PROFILE §1: 1 MiB by default): the file is
   read in chunks and abandoned as soon as it passes the bound, so ``/dev/zero`` or a

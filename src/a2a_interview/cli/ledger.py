@@ -1,5 +1,5 @@
 """``ledger`` (import, list, show, export, migrate, schedule) and ``worker``: the evidence
-ledger's command line (issue 9).
+ledger's command line (PROFILE §8).
 
 Every command takes ``--store URL``: ``sqlite:///PATH`` or a file path (one machine),
 or ``postgresql://USER@HOST/DB`` (many machines; the job queue lives there). Without

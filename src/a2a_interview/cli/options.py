@@ -1,6 +1,6 @@
 """The options more than one command takes, and what turns them into values: one module
 the command modules all import (``verify``, ``ask``, ``verify-many``, ``ledger``,
-``ledger serve``, ``worker``), so the command line has no import loop (issue 16).
+``ledger serve``, ``worker``), so the command line has no import loop.
 
 - the ledger: ``--store`` (``add_store_option``, ``open_store``, ``keep``) and
   ``--runners`` (``add_runners_option``, ``load_runners``);
@@ -67,7 +67,7 @@ def open_store(url: str | None, *, reading: bool = False) -> Ledger:
     """The ledger at ``url`` (or the default), migrated. Raises ``LedgerError`` (exit 2
     through ``main``) and ``ImportError`` naming the extra. ``reading`` (``list``,
     ``show``, ``export``): with no store given and none configured, a usage error naming
-    the default rather than a new empty file (issue 13 finding 8)."""
+    the default rather than a new empty file (D-STORE-15)."""
     from ..ledger import DEFAULT_STORE, Ledger
 
     configured = url is not None or os.environ.get(STORE_ENV)

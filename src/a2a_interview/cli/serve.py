@@ -77,7 +77,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def _gone(record: logging.LogRecord) -> bool:
     """Keep a log record unless it is the a2a-sdk's traceback for a client that left
     mid-body: the listening server ends such requests itself (a 408, 413 or 431 over a
-    bound, PROFILE §3.9, issue 14), and the operator sees no traceback for them."""
+    bound, PROFILE §3.9), and the operator sees no traceback for them."""
     exc = record.exc_info[1] if record.exc_info else None
     return type(exc).__name__ != "ClientDisconnect"
 

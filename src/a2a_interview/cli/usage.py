@@ -1,6 +1,6 @@
 """The exit codes every command shares and ``UsageError``, the one-line refusal of bad
 input (exit 2): below every command module and ``files.py``, so none of them imports the
-package that assembles them (issue 16: the command line has no import loop). The
+package that assembles them (the command line has no import loop). The
 package re-exports both; ``cli/__init__.py`` documents the codes."""
 
 from __future__ import annotations

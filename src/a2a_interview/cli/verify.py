@@ -360,7 +360,7 @@ def _ask(args: argparse.Namespace) -> int:
         from ..report import show
 
         hint = " (pass --allow-private)" if exc.code == "address_refused" else ""
-        # issue 12 item 7: which URL, and why (the URL may come from the card: escaped)
+        # D-CLI-9: which URL, and why (the URL may come from the card: escaped)
         cause = f" ({exc.cause})" if exc.cause else ""
         at = f" at {show(exc.url)}" if exc.url else ""
         print(f"a2a-interview: unreachable: {exc}{cause}{at} [{exc.code}]{hint}",

@@ -1,4 +1,4 @@
-"""The evidence ledger (issue 9): result records kept byte for byte, read back with
+"""The evidence ledger (PROFILE §8): result records kept byte for byte, read back with
 their standing recomputed, and re-verified on a schedule by workers.
 
     from a2a_interview.ledger import Ledger

@@ -430,7 +430,7 @@ def conflicts(document: Mapping[str, Any]) -> tuple[list[ConflictView], bool, in
 
 def incomplete(document: Mapping[str, Any]) -> tuple[str, str] | None:
     """(reason code, detail) of a run that could not complete, as the record says; only
-    for an ``unreachable`` outcome (issue 13 finding 6: no "why" text of an incomplete
+    for an ``unreachable`` outcome (D-STORE-16: no "why" text of an incomplete
     run beside a result that completed)."""
     if document.get("outcome") != "unreachable":
         return None

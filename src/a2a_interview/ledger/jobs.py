@@ -234,7 +234,7 @@ class WorkerSettings:
 
 
 class _Outage(logging.Filter):
-    """One line per store outage and one per recovery (issue 13 finding 8), instead of
+    """One line per store outage and one per recovery (D-STORE-15), instead of
     the pool's and the queue's tracebacks while PostgreSQL restarts. Installed on the
     loggers of psycopg's pool and of procrastinate while a worker runs: a record about
     the connection (the pool's, or one carrying a database or connection error) becomes

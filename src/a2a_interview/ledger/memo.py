@@ -81,7 +81,7 @@ class Shown(Protocol):
 
 def when(moment: Any) -> str:
     """RFC 3339 UTC, as the records write times, in the page's text and the API's data
-    alike: one spelling of one instant everywhere (issue 13 finding 7)."""
+    alike: one spelling of one instant everywhere (D-WEB-21)."""
     return rfc3339(moment) if isinstance(moment, datetime) and moment.tzinfo else ""
 
 
@@ -123,7 +123,7 @@ class Cells:
     the same for every line one runner left in the same state, and an outcome, a
     standing or a card signature has few states at all; so whichever page of the index
     is asked for, few cells are drawn anew (four macro calls a line were a third of an
-    index page's time, issue 13), and at worst, every line by a runner of its own name,
+    index page's time, D-WEB-24), and at worst, every line by a runner of its own name,
     one a line is."""
 
     def __init__(self, env: jinja2.Environment, size: int = CELL_CACHE) -> None:

@@ -1,4 +1,4 @@
-"""Runners are keys (PROFILE §8, "Who ran it"; issue 13 finding 3).
+"""Runners are keys (PROFILE §8, "Who ran it"; D-WEB-16).
 
 A runner is named by its key. An operator lists the runner keys it trusts, with the
 names it gives them, in a runners file (``ledger serve/list/show --runners FILE``)::
@@ -133,7 +133,8 @@ def fingerprint(key: str | None) -> str | None:
     """A runner key's short fingerprint: the first 16 characters (96 bits) of its RFC
     7638 thumbprint; ``None`` for no key or a malformed one. Remembered for the last
     4,096 keys: a pure function of the key, asked for on every line of every list
-    (decoding the key and its JCS thumbprint cost 0.2 ms, a third of an index page)."""
+    (decoding the key and its JCS thumbprint was a third of an index page:
+    docs/benchmarks.md)."""
     thumb = nkey_thumbprint(key) if isinstance(key, str) else None
     return thumb[:16] if thumb else None
 

@@ -100,16 +100,16 @@ def _serve_on(
 
 
 # Collections of the young generation only at this many new objects (Python's default
-# is 700): a page allocates thousands, and 2,000 index pages at 100,000 agents ran some
-# 430 collections at 700, 29 at 10,000 (D-WEB-25).
+# is 700): a page allocates thousands, so at 700 a page ran several collections, at
+# 10,000 few (D-WEB-25; the counts are in docs/benchmarks.md).
 GC_THRESHOLDS: Final = (10_000, 50, 1_000)
 
 
 def _settle_gc() -> None:
     """What is alive once the app is made (modules, compiled templates, the store's
     engine) lives as long as the process: freeze it out of the collector's walks, so a
-    full collection walks only what pages made since (it walked everything: 30-90 ms
-    pauses at 100,000 agents), and collect less often."""
+    full collection walks only what pages made since (it walked everything, a pause
+    long beside a page: docs/benchmarks.md), and collect less often."""
     import gc
 
     gc.collect()

@@ -477,7 +477,7 @@ class _Pages:
         )
 
     def record_page(self, request: Request) -> Response:
-        """One result in full, whatever its age (issue 13 finding 6): its standing
+        """One result in full, whatever its age (D-STORE-16): its standing
         recomputed from its bytes, its conflicts and checks."""
         _query(request, ())
         record = self._get(_record_id(str(request.path_params["record_id"])))
@@ -633,7 +633,7 @@ def app(ledger: _Ledger, runners: Runners = NO_RUNNERS) -> ASGIApp:
     def inline(endpoint: Callable[[Request], Response]) -> Callable[[Request], Any]:
         # D-WEB-23: a store in this process (SQLite) only computes, under one GIL: its
         # requests run on the event loop, one at a time per process (Starlette's thread
-        # for each sync endpoint only added GIL handoffs: p99 1.5-2 times, 8 clients).
+        # for each sync endpoint only added GIL handoffs: docs/benchmarks.md).
         # A store over a socket (PostgreSQL) waits: its requests keep their threads, so
         # the process serves another while one waits.
         if getattr(ledger, "dialect", None) == "postgresql":

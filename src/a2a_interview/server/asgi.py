@@ -426,7 +426,7 @@ async def judge_jsonrpc(
 async def scan(body: bytes) -> bool | None:
     """:func:`a2a_interview.rpc.may_name_namespace` of a large body, a slice at a time
     with a turn of the event loop between slices, so that a 10 MiB body never holds the
-    loop for more than one slice (issue 14 finding 9); ``None`` for a small body (the
+    loop for more than one slice (D-SERVE-12); ``None`` for a small body (the
     core scans it itself)."""
     if len(body) <= rpc.SCAN_SLICE:
         return None

@@ -6,7 +6,7 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
 - **request head size**: request line and header fields together at most
   ``max_header_bytes`` (64 KiB); beyond, ``431`` and the connection closed. The bytes are
   counted before they reach the parser, so a 176 MiB header costs 64 KiB, not 176 MiB;
-- **trailer section** (PROFILE §3.9, issue 14 finding 1): the bytes of a chunked body
+- **trailer section** (PROFILE §3.9, D-SERVE-20): the bytes of a chunked body
   that are not body (chunk framing and trailer fields) count against the same bound, so
   600 MiB of trailers cost 64 KiB; trailer fields are dropped, never added to the
   request's headers (uvicorn appends them to ``scope["headers"]``, where an app would read
@@ -20,11 +20,11 @@ connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Con
 - **connections**: at most ``max_connections`` open at once; one more is answered ``503``
   and closed at once, so descriptors are never exhausted (the process's descriptor limit
   is raised to fit, or the bound lowered to fit it, with a warning);
-- **a client's share** (issue 14 finding 7): one client (an IPv4 address, or an IPv6
+- **a client's share** (D-SERVE-21): one client (an IPv4 address, or an IPv6
   /64) holds at most ``max_client_connections`` of them (default: a tenth of
   ``max_connections``; 0: no share); its next one is answered ``503``, so one address
   cannot take every connection from the others;
-- **protocol upgrades** (issue 14 finding 10): a request asking to switch protocols
+- **protocol upgrades** (D-SERVE-22): a request asking to switch protocols
   (``Connection: upgrade`` with ``Upgrade``: WebSocket, ``h2c``; or ``CONNECT``) is
   answered ``400`` and the connection closed, before any app sees it: these servers speak
   HTTP/1.1 only, and the parser stops at an upgrade (a body after it was dropped);
@@ -186,7 +186,7 @@ def _refusal(status: int, default_headers: list[tuple[bytes, bytes]]) -> bytes:
     lines = [b"HTTP/1.1 %d %s\r\n" % (status, _REASONS[status])]
     lines += [name + b": " + value + b"\r\n" for name, value in default_headers]
     if all(name.lower() != b"date" for name, _ in default_headers):
-        # Issue 12 item 7: every response a server makes carries Date (RFC 9110 §6.6.1),
+        # D-SERVE-22: every response a server makes carries Date (RFC 9110 §6.6.1),
         # also where uvicorn's own is off (the proxy passes upstream's on).
         lines.append(b"date: " + http_date() + b"\r\n")
     lines.append(b"content-type: text/plain; charset=utf-8\r\n")

@@ -48,7 +48,7 @@ _NOT_PUBLIC_V6: Final = tuple(ipaddress.IPv6Network(n) for n in (
     "::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "3fff::/20",
     "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 ))  # fmt: skip
-# The IPv6 forms that carry an IPv4 address in their last 32 bits (issue 14 finding 10):
+# The IPv6 forms that carry an IPv4 address in their last 32 bits (D-NET-5):
 # IPv4-mapped and IPv4-translated (RFC 4291, RFC 2765), NAT64 (RFC 6052), the deprecated
 # IPv4-compatible ::a.b.c.d. 6to4 (2002::/16) carries it in bits 16-47, ISATAP in the
 # interface identifier ::5efe:a.b.c.d (RFC 5214) under any prefix; Teredo (2001::/32)

@@ -234,7 +234,8 @@ _TLS: list[ssl.SSLContext] = []
 
 def tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process (httpx's defaults: certifi, ``SSL_CERT_*``);
-    building one costs ~30 ms, and a context is safe to share."""
+    building one costs tens of milliseconds (docs/benchmarks.md), and a context is
+    safe to share."""
     if not _TLS:
         _TLS.append(httpx.create_ssl_context())
     return _TLS[0]

@@ -51,7 +51,7 @@ class TransportFailure(InterviewError):
     """The exchange could not be completed; nothing was learnt about the agent.
 
     ``url`` is the URL whose exchange failed (without credentials), set when it is
-    known; ``cause`` refines ``connect_failed`` and ``timeout`` (issue 12 item 7): one
+    known; ``cause`` refines ``connect_failed`` and ``timeout`` (D-CLI-9): one
     of :data:`CAUSES`."""
 
     code = "transport"

@@ -234,7 +234,7 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
     "timeout": "the agent did not answer in time",
     "too_large": "a response was larger than the size bound",
     "redirect_refused": "a redirect was refused (another origin, too many, or on a POST)",
-    # issue 12 finding 4: a rate-limited end says what to change.
+    # D-VERIFY-4: a rate-limited end says what to change.
     "rate_limited": "the agent kept answering 429 Too Many Requests past what the deadline "
     "allows: ask fewer questions (--max-skills), allow a longer --deadline, or raise the "
     "agent's rate limit (the proxy's and demo serve's --rate-limit)",
@@ -250,7 +250,7 @@ _TRANSPORT_DETAIL: Final[Mapping[str, str]] = {
 
 
 def transport_incomplete(exc: TransportFailure) -> Incomplete:
-    """Why a run ended at the transport, naming the URL and the cause (issue 12 item 7)."""
+    """Why a run ended at the transport, naming the URL and the cause (D-CLI-9)."""
     detail = _TRANSPORT_DETAIL.get(exc.code, "failed")
     if exc.cause is not None and exc.code == "connect_failed":
         detail = CAUSES.get(exc.cause, detail)

@@ -104,7 +104,7 @@ async def card_signature(
 
 
 async def _runner_key(options: VerifyOptions, card: JSONObject, state: RunState) -> None:
-    """PROFILE §8, issue 8 finding 5: a runner key that signed this card is an agent
+    """PROFILE §8, D-RECORD-7: a runner key that signed this card is an agent
     key, whether or not the card's own key could be obtained (no jku, a jku refused
     or down, an unrelated pinned JWKS). Tried under every reading."""
     if options.runner_seed is None:

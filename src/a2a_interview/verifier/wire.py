@@ -51,7 +51,7 @@ _UNREACHABLE: Final = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EH
 class WireError(Exception):
     """The exchange did not complete: no connection, or not HTTP/1.1 as it must be.
 
-    ``cause`` names why, for the record (issue 12 item 7): ``name`` (the name did not
+    ``cause`` names why, for the record (D-CLI-9): ``name`` (the name did not
     resolve), ``refused`` (connection refused), ``unreachable`` (no route to the host
     or network), ``timeout`` (the system's connect timeout), ``tls`` (the TLS handshake
     failed: a bad certificate, or TLS against plain HTTP), ``reset`` (the peer reset

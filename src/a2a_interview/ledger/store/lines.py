@@ -2,11 +2,11 @@
 counts, its latest record's list columns, no bytes), or one agent's records as lines,
 by statements built once, with bind parameters.
 
-At 100,000 agents a page's query takes 0.3 ms (SQLite) to 0.7 ms (PostgreSQL);
-building and compiling a fresh statement for it, and making a full record of every
-row, took 3-4 ms more (issue 13, D-STORE-18). So each shape of the query (how it searches, which way
-it pages) is built on its first use and kept, and a row becomes a
-:class:`~.values.ListedRecord` from its columns in order.
+Building and compiling a fresh statement for every page, and making a full record of
+every row, cost several times the query itself (D-STORE-18; the figures are in
+docs/benchmarks.md). So each shape of the query (how it searches, which way it pages) is
+built on its first use and kept, and a row becomes a :class:`~.values.ListedRecord` from
+its columns in order.
 """
 
 from __future__ import annotations

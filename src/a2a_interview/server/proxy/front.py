@@ -183,8 +183,8 @@ class Front:
         return True
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
-        """The whole request body, read before any upstream connection is taken (issue 8
-        finding 3): at most ``max_body`` bytes within ``body_timeout`` seconds, else 413
+        """The whole request body, read before any upstream connection is taken
+        (D-PROXY-29): at most ``max_body`` bytes within ``body_timeout`` seconds, else 413
         or 408 and ``None``. ``None`` too when the client left."""
         limit = self.options.max_body
         for name, value in scope["headers"]:
@@ -222,7 +222,7 @@ class Front:
         raw_path: bytes,
     ) -> tuple[bool, str | None]:  # fmt: skip
         """Whether the request is a JSON-RPC interview path, else the HTTP+JSON question
-        it asks, under the interface paths of any of ``variants`` (issue 14 finding 4:
+        it asks, under the interface paths of any of ``variants`` (D-PROXY-25:
         an interview path of one variant is one for a client of every version)."""
         key = rpc.path_key(segments)
         routes = [self.routes(v.declarations) for v in variants]

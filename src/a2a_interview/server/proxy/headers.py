@@ -42,7 +42,7 @@ def listed(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
 
 
 # Fields by which a client names another client address, scheme or host (RFC 7239 and
-# its de facto predecessors): passed on only from a trusted peer (issue 14 finding 10).
+# its de facto predecessors): passed on only from a trusted peer (D-PROXY-12).
 _FORWARDING: Final = frozenset({
     b"forwarded", b"x-real-ip", b"true-client-ip", b"x-client-ip", b"cf-connecting-ip",
     b"fastly-client-ip", b"x-cluster-client-ip", b"x-original-forwarded-for",

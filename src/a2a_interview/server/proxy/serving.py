@@ -39,7 +39,7 @@ DEFAULT_POLL: Final = 30.0
 
 
 def _dated(send: Send) -> Send:
-    """``send`` giving every response a ``Date`` (issue 12 item 7): the proxy's own
+    """``send`` giving every response a ``Date`` (D-SERVE-22): the proxy's own
     answers, refusals and errors, and upstream's responses that came without one
     (RFC 9110 §6.6.1: a recipient with a clock adds it when forwarding). Upstream's own
     ``Date`` passes through unchanged."""
@@ -282,7 +282,7 @@ def _bind(host: str, port: int) -> socket.socket:
 def server_config(app: ProxyApp, bounds: Any = None, *, access_log: bool = False) -> Any:
     """The ``uvicorn.Config`` the proxy is served with: ``bounds`` (default
     ``listen.DEFAULT_BOUNDS``) kept by :func:`~a2a_interview.server.listen.protocol`,
-    which also drops trailer fields and refuses upgrades (PROFILE §3.9, issue 14), and
+    which also drops trailer fields and refuses upgrades (PROFILE §3.9), and
     none of uvicorn's own response headers (upstream's ``Date`` and ``Server`` pass
     through; :class:`ProxyApp` dates the rest)."""
     from .. import listen  # the bounds every server of this package keeps

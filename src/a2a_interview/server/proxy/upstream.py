@@ -143,7 +143,7 @@ class ProxyOptions:
     # Upstream connections one client may hold (D-PROXY-41): None, a tenth of
     # upstream_connections; 0, no share.
     upstream_client_connections: int | None = None
-    # Peers whose forwarding headers are passed on (issue 14 finding 10): addresses or
+    # Peers whose forwarding headers are passed on (D-PROXY-12): addresses or
     # networks ("10.0.0.0/8"), or "*" for every peer. Default: none.
     forwarded_allow_ips: Sequence[str] = ()
 
@@ -428,7 +428,7 @@ class Upstream:
 
     def variant_key(self, headers: Iterable[tuple[bytes, bytes]]) -> str:
         """The card variant a request asks for: its ``A2A-Version`` when that is exactly
-        ``Major.Minor`` of a version the card's interfaces declare (issue 14 finding 4:
+        ``Major.Minor`` of a version the card's interfaces declare (D-PROXY-25:
         a slot only for a version the card lists); else ``""``, the variant fetched
         without one."""
         key = variant_key(headers)
@@ -452,7 +452,7 @@ class Upstream:
     async def start(self) -> LiveDeclarations:
         """Load the default variant (no ``A2A-Version``), then the variant of every
         version the card's interfaces declare (one that does not verify is reported and
-        tried again later: issue 14 finding 4, every variant's paths are judged from the
+        tried again later: D-PROXY-25, every variant's paths are judged from the
         first request); raises what :meth:`load` raises for the default."""
         live = await LiveDeclarations.start(lambda: self.load(""), on_error=self.on_error)
         self.variants[""] = live
@@ -470,7 +470,7 @@ class Upstream:
             return live
         now = time.monotonic()
         for stale in [k for k, t in self._unverified.items() if now - t >= UNVERIFIED_RETRY]:
-            del self._unverified[stale]  # unverified entries expire (issue 14 finding 4)
+            del self._unverified[stale]  # unverified entries expire (D-PROXY-25)
         failed = self._unverified.get(key)
         if failed is not None:
             return None

@@ -1,4 +1,4 @@
-"""One run, one row (PROFILE §8 as amended for issue 13): ``digest`` becomes the run's
+"""One run, one row (PROFILE §8 as amended): ``digest`` becomes the run's
 identity, the JCS digest of the record without ``signatures``; of the rows one run had
 grown (signatures repeated or added), one is kept, a signed one before an unsigned one,
 then the first stored. Rows failing the sanity of PROFILE §8 (times, URL schemes, calls

@@ -1,4 +1,4 @@
-"""What the index shows per agent, kept at write time (issue 13 finding 5): one row per
+"""What the index shows per agent, kept at write time (D-STORE-14): one row per
 agent (its card URL) with its latest record's id, how many results it has and how many
 of them are evidence, and when the store last received one; and beside each record the
 columns its index line shows (standing reason, card signature status and reading), so

@@ -1,4 +1,4 @@
-"""Search by trigrams (issue 13, the ledger at scale): a search of the index (part of a
+"""Search by trigrams (D-STORE-17): a search of the index (part of a
 card URL or of an agent's name, the summary's ``search`` column) reads an index of the
 column's trigrams instead of every agent's row.
 
