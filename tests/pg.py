@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from needs import need
+from support.ports import free_port
 
 _names = itertools.count(1)
 
@@ -37,12 +38,6 @@ def _bindir() -> Path | None:
             return Path(candidate)
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def missing(reason: str) -> None:
@@ -121,7 +116,7 @@ def postgres_server() -> Iterator[Server]:
         shutil.chown(top, "postgres")
         shutil.chown(data, "postgres")
         shutil.chown(sockets, "postgres")
-    port = _free_port()
+    port = free_port()
     _run(
         [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", user, "--auth=trust",
          "--no-sync", "-E", "UTF8", "--locale=C"],

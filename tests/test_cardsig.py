@@ -42,7 +42,7 @@ from a2a_interview.cardsig import (
 from a2a_interview.errors import AlgorithmRefused, KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
 from needs import SHARED_VECTORS, shared_vectors
-from test_jose import b64
+from support.keys import b64
 
 VECTORS = SHARED_VECTORS / "card-sign"
 REFERENCE = Path(__file__).resolve().parents[1] / "src" / "a2a_interview" / "reference"

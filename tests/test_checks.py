@@ -50,29 +50,11 @@ from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.models import Answer, Source
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, TERMS_URI, ProposalFailure
-from a2a_interview.terms import ProposalVerdict, read_terms_entries, verify_proposal
+from a2a_interview.terms import ProposalVerdict
+from support.checks import HONEST, ORIGIN, answer, declared
 
-ORIGIN = "https://stonework.example"
 W = Where("https://stonework.example/a2a/jsonrpc", "identity")
 ECHO = (("a2a-extensions", INTERVIEW_URI),)
-
-
-def declared(card: dict[str, Any] | None = None, files: dict[str, bytes] | None = None) -> Declared:
-    card = card if card is not None else reference.signed_card(ORIGIN)
-    files = files if files is not None else reference.proposals(ORIGIN)
-    pairs = [
-        (e, verify_proposal(e.digest, files.get(e.url or ""))) for e in read_terms_entries(card)
-    ]
-    return Declared.from_verdicts(card, pairs)
-
-
-HONEST = declared()
-
-
-def answer(question: str, skill: str | None = None, d: Declared = HONEST) -> dict[str, Any]:
-    value = loads(d.interview.answer(question, skill))
-    assert isinstance(value, dict)
-    return value
 
 
 def model(value: dict[str, Any]) -> Answer:

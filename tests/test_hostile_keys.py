@@ -37,7 +37,7 @@ from a2a_interview.errors import KeyFormatError, SignatureError
 from a2a_interview.jose import jwk_to_public_key, key_algs, public_jwk
 from a2a_interview.verifier.run import off_loop
 from agents import Call, Reply, Wrap, honest
-from servers import serve
+from support.servers import serve
 
 COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 

@@ -8,14 +8,12 @@ names ``cardsig`` exports, so that the same file passes on the hand-built code i
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import warnings
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed448, rsa, x25519
 
 from a2a_interview.cardsig import (
@@ -29,6 +27,7 @@ from a2a_interview.cardsig import (
     verify_card,
 )
 from a2a_interview.errors import KeyFormatError
+from support.keys import b64, pem
 
 CARD: dict[str, Any] = {
     "name": "Probe Agent",
@@ -42,20 +41,6 @@ def key_for(alg: str) -> Any:
     if alg not in _KEYS:
         _KEYS[alg] = generate_key(alg)
     return _KEYS[alg]
-
-
-def b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def pem(key: Any) -> bytes:
-    return bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
 
 
 @pytest.mark.parametrize(

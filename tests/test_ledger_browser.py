@@ -391,7 +391,7 @@ def test_labelled_timeline_older_result_and_claim_reason(
 @pytest.fixture(scope="module")
 def long_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A ledger page holding one agent with a timeline of 60 marks (wider than a page)."""
-    from test_ledger_store import compact, record
+    from support.ledger import compact, record
 
     path = tmp_path_factory.mktemp("long") / "ledger.db"
     with Ledger.open(path) as ledger:

@@ -22,7 +22,7 @@ need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e '.[le
 from a2a_interview.ledger import Ledger  # noqa: E402
 from a2a_interview.ledger.runners import BadRunners, read_runners  # noqa: E402
 from a2a_interview.ledger.web import app  # noqa: E402
-from test_ledger_store import compact, record  # noqa: E402
+from support.ledger import compact, record  # noqa: E402
 
 CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 

@@ -22,7 +22,7 @@ from a2a_interview.cardsig import (
 )
 from a2a_interview.errors import KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
-from test_jose import b64
+from support.keys import b64
 
 KEY = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))

@@ -33,7 +33,7 @@ from a2a_interview.checks import (
 from a2a_interview.jcs import canonicalize
 from a2a_interview.models import Answer
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
-from test_checks import HONEST, ORIGIN, answer, declared
+from support.checks import HONEST, ORIGIN, answer, declared
 
 
 def _terms(declared_: bool, projections: list[Any] | None = None) -> Answer:

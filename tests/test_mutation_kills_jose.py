@@ -17,7 +17,7 @@ from joserfc.errors import JoseError
 
 from a2a_interview import jose
 from a2a_interview.errors import KeyFormatError, SignatureError
-from test_jose import b64, pem
+from support.keys import b64, pem
 
 ED = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 P256 = ec.derive_private_key(12345, ec.SECP256R1())

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from a2a_interview.server.proxy.connections import BoundedBackend, BoundedStream
-from test_proxy import closed_port
+from support.ports import closed_port
 
 pytestmark = pytest.mark.anyio
 

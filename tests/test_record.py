@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from datetime import UTC, datetime, timedelta, timezone
@@ -53,6 +52,7 @@ from a2a_interview.record import (
 )
 from a2a_interview.report import REMINDER, junit_xml, render_report
 from a2a_interview.verifier import failed_record
+from support.keys import card_key_seed
 
 VALIDATOR = jsonschema.Draft202012Validator(schema())
 CARD_THUMBPRINT = "snh9Wn5o_ibdcTy7ZNR1HksDAfUxtNaVBRboW6-EjrQ"  # the reference card key
@@ -105,13 +105,6 @@ def make(
     }
     fields.update(extra)
     return ResultRecord(**fields)
-
-
-def card_key_seed() -> str:
-    """The card's Ed25519 signing key as an nkey seed (the agent's own key)."""
-    d = reference.card_key_jwk()["d"]
-    assert isinstance(d, str)
-    return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
 
 
 # --- shape ----------------------------------------------------------------------------

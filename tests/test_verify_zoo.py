@@ -32,7 +32,7 @@ from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())

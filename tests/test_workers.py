@@ -30,7 +30,7 @@ from a2a_interview.ledger import Ledger  # noqa: E402
 from a2a_interview.verifier import failed_record  # noqa: E402
 from a2a_interview.verifier.procedure import VerifyOptions  # noqa: E402
 from agents import honest  # noqa: E402
-from servers import serve  # noqa: E402
+from support.servers import serve  # noqa: E402
 
 if TYPE_CHECKING:
     from pg import Server

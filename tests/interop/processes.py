@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cards import PROPOSAL_FILE, PROPOSAL_PATH
 
 START_SECONDS = 30  # the bound on a process getting ready
 CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
@@ -23,13 +23,6 @@ CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 
 def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -102,3 +95,15 @@ def verify(origin: str, *extra: str) -> tuple[int, dict[str, Any]]:
 
 def conflicts(record: dict[str, Any]) -> list[Any]:
     return [c for run in record.get("runs", []) for c in run.get("conflicts", [])]
+
+
+AGENT = Path(__file__).resolve().parent / "a2a03_agent.py"
+
+
+def a2a03_argv(python: Path, port: int, url: str, *extra: str) -> list[str]:
+    return [str(python), str(AGENT), "--port", str(port), "--url", url, *extra]
+
+
+def js_agent_argv(node: str, js: Path, port: int, card_file: Path, *extra: str) -> list[str]:
+    return [node, str(js / "agent.mjs"), "--port", str(port), "--card", str(card_file),
+            "--file", f"{PROPOSAL_PATH}={PROPOSAL_FILE}", *extra]  # fmt: skip

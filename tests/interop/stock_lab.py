@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 import pytest
 from cards import Keys
-from processes import CLI, START_SECONDS, free_port, proxy_argv, running, write_json
+from processes import CLI, START_SECONDS, proxy_argv, running, write_json
 
 from needs import ROOT, binary
+from support.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 CARD = "/.well-known/agent-card.json"

@@ -9,8 +9,9 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from cards import card
-from processes import CLI, free_port, proxy_argv, running, write_json
-from test_js_agent import agent_argv
+from processes import CLI, js_agent_argv, proxy_argv, running, write_json
+
+from support.ports import free_port
 
 
 def test_the_proxy_in_front_of_the_js_agent_passes_the_runner(
@@ -23,7 +24,7 @@ def test_the_proxy_in_front_of_the_js_agent_passes_the_runner(
     card_file = write_json(tmp_path / "card.json", card(public))
     junit = tmp_path / "conformance.xml"
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):
         done = subprocess.run(

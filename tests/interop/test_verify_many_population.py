@@ -26,10 +26,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cards import PROPOSAL_FILE, PROPOSAL_PATH, Keys, card
-from processes import CLI, free_port, proxy_argv, running, write_json
+from processes import CLI, proxy_argv, running, write_json
 
 from a2a_interview import demo, reference
-from servers import serve_many
+from support.ports import free_port
+from support.servers import serve_many
 
 TOKEN = "population-token-0f3a"
 

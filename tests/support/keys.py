@@ -1,0 +1,33 @@
+"""The reference keys in the spellings tests need, and the encodings they are written in."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+
+from a2a_interview import nkeys, reference
+
+
+def b64(data: bytes) -> str:
+    """base64url without padding (RFC 7515 §2)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def pem(key: Any) -> bytes:
+    """A private key as unencrypted PKCS #8 PEM."""
+    return bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+
+
+def card_key_seed() -> str:
+    """The reference card's Ed25519 signing key as an nkey seed (the agent's own key)."""
+    d = reference.card_key_jwk()["d"]
+    assert isinstance(d, str)
+    return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
