@@ -119,6 +119,7 @@ KINDS: dict[str, str] = {
     "test_core_boundary": "behaviour",
     "test_docs_security": "behaviour",
     "test_suite_rules": "behaviour",
+    "test_test_layout": "behaviour",  # no test module imports another; helpers written once
     "test_import_graph": "behaviour",
     "test_listen_attacks": "behaviour",
     "test_version_hosts": "behaviour",  # no layer stricter than its host on A2A-Version

@@ -150,3 +150,12 @@ def postgres_server() -> Iterator[Server]:
             capture_output=True, timeout=60, check=False,
         )  # fmt: skip
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A ledger store URL on each of the two stores: a SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}"
+    server: Server = request.getfixturevalue("postgres_server")
+    return server.database()

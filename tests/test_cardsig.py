@@ -42,7 +42,7 @@ from a2a_interview.cardsig import (
 from a2a_interview.errors import AlgorithmRefused, KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
 from needs import SHARED_VECTORS, shared_vectors
-from support.keys import b64
+from support.keys import b64, key_for
 
 VECTORS = SHARED_VECTORS / "card-sign"
 REFERENCE = Path(__file__).resolve().parents[1] / "src" / "a2a_interview" / "reference"
@@ -61,15 +61,6 @@ CARD: dict[str, Any] = {
     "defaultOutputModes": ["text/plain"],
     "skills": [{"id": "probe", "name": "Probe", "description": "Probe", "tags": ["probe"]}],
 }
-
-_KEYS: dict[str, Any] = {}
-
-
-def key_for(alg: str) -> Any:
-    """One key per algorithm for the whole module (RSA generation is slow)."""
-    if alg not in _KEYS:
-        _KEYS[alg] = generate_key(alg)
-    return _KEYS[alg]
 
 
 def unb64(text: str) -> bytes:

@@ -27,20 +27,13 @@ from a2a_interview.cardsig import (
     verify_card,
 )
 from a2a_interview.errors import KeyFormatError
-from support.keys import b64, pem
+from support.keys import b64, key_for, pem
 
 CARD: dict[str, Any] = {
     "name": "Probe Agent",
     "version": "1.0.0",
     "supportedInterfaces": [{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC"}],
 }
-_KEYS: dict[str, Any] = {}
-
-
-def key_for(alg: str) -> Any:
-    if alg not in _KEYS:
-        _KEYS[alg] = generate_key(alg)
-    return _KEYS[alg]
 
 
 @pytest.mark.parametrize(

@@ -69,14 +69,6 @@ def corpus() -> list[bytes]:
     ]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'ledger.db'}"
-    server: Server = request.getfixturevalue("postgres_server")
-    return server.database()
-
-
 # --- byte for byte --------------------------------------------------------------------
 
 

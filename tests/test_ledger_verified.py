@@ -36,14 +36,6 @@ ACME = nkeys.public_of(nkeys.private_key(ACME_SEED))
 CARD = "https://a.example/.well-known/agent-card.json"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'ledger.db'}"
-    server: Server = request.getfixturevalue("postgres_server")
-    return server.database()
-
-
 def _acme_runners() -> Any:
     return read_runners(json.dumps({"runners": [{"key": ACME, "name": "Acme Market"}]}).encode())
 

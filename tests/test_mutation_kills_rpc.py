@@ -16,6 +16,7 @@ import pytest
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
 from a2a_interview.spec import INTERVIEW_URI
+from support.spellings import raw_deflate
 
 IV = build(reference.unsigned_card(), reference.proposals()).interview
 ON = rpc.Activation(current=True)
@@ -288,11 +289,6 @@ UNSUPPORTED = (
 UNDECODABLE = b'{"error":{"code":-32600,"message":"Body not decodable"},"id":null,"jsonrpc":"2.0"}'
 
 
-def _raw_deflate(data: bytes) -> bytes:
-    packer = zlib.compressobj(wbits=-15)
-    return packer.compress(data) + packer.flush()
-
-
 def _decoded(coding: bytes, data: bytes, max_bytes: int = 100) -> bytes | rpc.Reply:
     return rpc.decoded_body([(CE, coding)], data, ON, max_bytes)
 
@@ -302,7 +298,7 @@ def test_gzip_members_are_one_body_and_both_deflates_are_read() -> None:
     # zlib-wrapped or raw (hosts differ on which they accept).
     assert _decoded(b"gzip", gzip.compress(b"ab") + gzip.compress(b"cd")) == b"abcd"
     assert _decoded(b"x-gzip", gzip.compress(b"ab") + gzip.compress(b"cd")) == b"abcd"
-    assert _decoded(b"deflate", _raw_deflate(BODY)) == BODY
+    assert _decoded(b"deflate", raw_deflate(BODY)) == BODY
     assert _decoded(b"deflate", zlib.compress(BODY)) == BODY
     assert _decoded(b"DEFLATE", zlib.compress(BODY)) == BODY
 
@@ -311,7 +307,7 @@ def test_gzip_members_are_one_body_and_both_deflates_are_read() -> None:
     ("coding", "data"),
     [
         (b"gzip", zlib.compress(BODY)),  # zlib-wrapped is not gzip
-        (b"gzip", _raw_deflate(BODY)),
+        (b"gzip", raw_deflate(BODY)),
         (b"deflate", gzip.compress(BODY)),  # gzip is not deflate
         (b"deflate", zlib.compress(b"ab") + zlib.compress(b"cd")),  # bytes after the stream
         (b"deflate", zlib.compress(b"ab") + b"x"),

@@ -27,11 +27,6 @@ pytestmark = pytest.mark.anyio
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the layer is asyncio's
-
-
 def certificate(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
     key = ec.generate_private_key(ec.SECP256R1())

@@ -21,7 +21,7 @@ START_SECONDS = 30  # the bound on a process getting ready
 CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 
 
-def _tail(text: str, lines: int = 15) -> str:
+def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
@@ -53,7 +53,7 @@ def running(
         deadline = time.monotonic() + START_SECONDS
         while True:
             if popen.poll() is not None:
-                pytest.fail(f"{argv[1]} exited {popen.returncode}:\n{_tail(process.output())}")
+                pytest.fail(f"{argv[1]} exited {popen.returncode}:\n{tail(process.output())}")
             try:
                 if httpx.get(process.origin + ready, timeout=2).status_code == 200:
                     break

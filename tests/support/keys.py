@@ -1,4 +1,5 @@
-"""The reference keys in the spellings tests need, and the encodings they are written in."""
+"""Keys for tests: the reference card's key as an nkey seed, one generated key per
+algorithm for a run, and the encodings keys are written in (base64url, PEM)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from a2a_interview import nkeys, reference
+from a2a_interview.cardsig import generate_key
 
 
 def b64(data: bytes) -> str:
@@ -31,3 +33,13 @@ def card_key_seed() -> str:
     d = reference.card_key_jwk()["d"]
     assert isinstance(d, str)
     return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
+
+
+_KEYS: dict[str, Any] = {}
+
+
+def key_for(alg: str) -> Any:
+    """A key for ``alg``, generated once a run and then the same."""
+    if alg not in _KEYS:
+        _KEYS[alg] = generate_key(alg)
+    return _KEYS[alg]

@@ -18,6 +18,8 @@ from a2a_interview.record import (
     rfc3339,
     sign_record,
 )
+from a2a_interview.verifier import failed_record
+from a2a_interview.verifier.procedure import VerifyOptions
 
 RUNNER_SEED = nkeys.generate_seed()
 
@@ -155,3 +157,11 @@ INSANE: list[tuple[str, Any, str]] = [
     ("file: proposal", with_calls(record(), "https://a.example/rpc", proposal="file:///etc/x"),
      "url_scheme"),
 ]  # fmt: skip
+
+
+LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def old_record(origin: str) -> bytes:
+    options = VerifyOptions(clock=lambda: LONG_AGO)
+    return json.dumps(failed_record(origin, options).to_json()).encode()

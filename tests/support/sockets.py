@@ -8,16 +8,14 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
 from a2a_interview.server import listen
+from support.cli import COMMAND
 from support.servers import in_thread
-
-COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 
 
 async def echo_app(scope: Any, receive: Any, send: Any) -> None:

@@ -11,7 +11,7 @@ import zlib
 IDENTITY = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
 
 
-def _raw_deflate(data: bytes) -> bytes:
+def raw_deflate(data: bytes) -> bytes:
     packer = zlib.compressobj(wbits=-15)
     return packer.compress(data) + packer.flush()
 
@@ -24,7 +24,7 @@ CODED = [
     ("x-gzip", gzip.compress),
     ("Gzip ", gzip.compress),
     ("deflate", zlib.compress),
-    ("DEFLATE", _raw_deflate),
+    ("DEFLATE", raw_deflate),
     ("identity, gzip", gzip.compress),
     ("gzip", lambda b: gzip.compress(b[:20]) + gzip.compress(b[20:])),  # two members
 ]
