@@ -44,7 +44,7 @@ UNJUDGED = [
 ]
 
 
-# Every normalization a common host applies (PROFILE §3.9, issue 14 findings 3 and 10):
+# Every normalization a common host applies (PROFILE §3.9):
 # case (Express, ASP.NET), `;` parameters (Tomcat, Jetty), `\` and `%5C` (IIS), double
 # encoding, full-width forms, NUL, trailing dots and blanks, on top of RFC 3986's.
 RPC_VARIANTS = [

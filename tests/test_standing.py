@@ -1,4 +1,4 @@
-"""standing.py under mutation (issue 17, bench/mutation.py): the standing rule of
+"""standing.py under mutation (bench/mutation.py): the standing rule of
 PROFILE §8 on hostile records, the reader's clock, and the keys a reader adds. Records
 are written here; keys are fresh nkeys."""
 

@@ -1,4 +1,4 @@
-"""findings.py under mutation (issue 17, bench/mutation.py): how a finding reads when
+"""findings.py under mutation (bench/mutation.py): how a finding reads when
 printed. Values written here by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""responses.py under mutation (issue 17, bench/mutation.py): what a response that is not
+"""responses.py under mutation (bench/mutation.py): what a response that is not
 an answer keeps, and which responses are answers of their binding at all (PROFILE §7:
 three that are not, in a row, abandon an interface). Bodies written here by hand."""
 

@@ -1,4 +1,4 @@
-"""agentkeys.py under mutation (issue 17, bench/mutation.py): the keys a record names
+"""agentkeys.py under mutation (bench/mutation.py): the keys a record names
 for the agent (PROFILE §8: ``agent.keys`` are keys that verifiably signed for it).
 Proposals are the reference agent's, signed by its published proposal key."""
 

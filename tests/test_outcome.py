@@ -1,4 +1,4 @@
-"""outcome.py under mutation (issue 17, bench/mutation.py): the outcome and the statuses
+"""outcome.py under mutation (bench/mutation.py): the outcome and the statuses
 of PROFILE §7 at their edges. Conflicts and advisories are written here by hand."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Tests of cardreadings.py that close what mutation testing found unchecked (issue 17,
-bench/mutation.py). PROFILE §6.3: the readings of a card signature; a2a-sdk's
+"""Tests of cardreadings.py that close what mutation testing found unchecked
+(bench/mutation.py). PROFILE §6.3: the readings of a card signature; a2a-sdk's
 ``_clean_empty`` (its nesting bound) and its 0.3 compatibility merge. Payload bytes and
 JSON Pointers are written out by hand.
 """

@@ -1,4 +1,4 @@
-"""sanity.py under mutation (issue 17, bench/mutation.py): the record's times, its
+"""sanity.py under mutation (bench/mutation.py): the record's times, its
 identity, and the sanity every reader checks (PROFILE §8; docs/decisions.md D-STORE-12).
 Records are written here by hand; expected values are pinned by hand."""
 

@@ -1,4 +1,4 @@
-"""ledger/display.py on hand-written documents (issue 17, bench/mutation.py): each rule
+"""ledger/display.py on hand-written documents (bench/mutation.py): each rule
 of display in its own test, expectations written out from interview §8, §9 and PROFILE
 §8, no verifier or store in between (test_ledger_web.py shows the same rules through the
 page and the API, over records the real verifier wrote)."""
