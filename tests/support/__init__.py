@@ -3,7 +3,7 @@
 - ``servers``: uvicorn on a background thread (``in_thread``, the one such helper) and
   the loopback apps it serves (``serve``, ``serve_many``);
 - ``ports``: free and closed loopback ports and sockets;
-- ``cli``: the command line run in process (``run``);
+- ``cli``: the command line run in process (``run``) or as a child process (``command``);
 - ``keys``: the reference keys in the spellings tests need, base64url and PEM;
 - ``proxy``, ``recorder``: the proxy's test upstreams, the proxy served on a thread and
   as the ``proxy`` command;

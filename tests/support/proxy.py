@@ -40,17 +40,9 @@ from support.ports import free_socket
 from support.servers import in_thread, serve
 
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
-
-
 V1 = {"A2A-Version": "1.0"}
-
-
 RPC = "/a2a/jsonrpc"
-
-
 REST = "/a2a/rest"
-
-
 CARD = "/.well-known/agent-card.json"
 
 

@@ -1,6 +1,7 @@
-"""A recording upstream for the proxy's tests: a bare ASGI app that serves a card and the
-proposals and records every request as received (raw target, headers in order, body),
-and the proxy served as the ``proxy`` command serves it."""
+"""Upstreams for the proxy's wire tests: a bare ASGI app that serves a card and the
+proposals and records every request as received (raw target, headers in order, body); a
+raw-socket ``Hostile`` one that answers anything else as a test says; and the proxy served
+as the ``proxy`` command serves it."""
 
 from __future__ import annotations
 
@@ -25,11 +26,7 @@ from support.proxy import CARD
 from support.servers import in_thread, serve
 
 EXT = (("A2A-Extensions", INTERVIEW_URI),)
-
-
 ACT = (*EXT, ("A2A-Version", "1.0"))  # PROFILE §3.10: a version the card's interfaces serve
-
-
 Headers = list[tuple[bytes, bytes]]
 
 
