@@ -1,9 +1,10 @@
 """The proxy in front of a plain a2a-sdk agent, over real loopback sockets.
 
-The upstream agent is written here from the SDK's own route factories (a trivial
-executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``, ``create_rest_routes``)
-and uses nothing of this library's serving code: its card declares the interview and the
-terms extension, and the same app serves the two Stonework proposals. The proxy runs on
+The upstream agent (``support/proxy.py``) is written from the SDK's own route factories
+(a trivial executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``,
+``create_rest_routes``) and uses nothing of this library's serving code: its card
+declares the interview and the terms extension, and the same app serves the two
+Stonework proposals. The proxy runs on
 another port. Expected answers come from the card exactly as upstream served it, built
 in process (``declarations.build``) and through the SDK integration (``server/sdk.py``).
 """
