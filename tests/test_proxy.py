@@ -4,9 +4,9 @@ The upstream agent (``support/proxy.py``) is written from the SDK's own route fa
 (a trivial executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``,
 ``create_rest_routes``) and uses nothing of this library's serving code: its card
 declares the interview and the terms extension, and the same app serves the two
-Stonework proposals. The proxy runs on
-another port. Expected answers come from the card exactly as upstream served it, built
-in process (``declarations.build``) and through the SDK integration (``server/sdk.py``).
+Stonework proposals. The proxy runs on another port. Expected answers come from the card
+exactly as upstream served it, built in process (``declarations.build``) and through the
+SDK integration (``server/sdk.py``).
 """
 
 from __future__ import annotations
