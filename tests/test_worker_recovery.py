@@ -16,7 +16,6 @@ import asyncio
 import json
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from needs import module as need_module
-from support.cli import command
+from support.cli import COMMAND, command
 from support.ledger import LONG_AGO, old_record
 
 need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["pg"]
 
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 # The recovery of the finding: a worker silent 6 s is dead, looked for every 2 s.
 RECOVERY = ["--heartbeat", "0.5", "--stalled-after", "6", "--recover-every", "2",
             "--churn-delay", "0", "--timeout", "60"]  # fmt: skip
@@ -114,7 +112,7 @@ def _schedule(store: str) -> dict[str, Any]:
 
 def _worker(store: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*CLI, "worker", "--store", store, "--as", "platform", "--name", "Acme",
+        [*COMMAND, "worker", "--store", store, "--as", "platform", "--name", "Acme",
          "--concurrency", str(AGENTS), *RECOVERY, *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -266,7 +264,7 @@ def test_a_worker_started_while_the_store_is_down_waits_for_it(postgres_server: 
     postgres_server.stop()
     worker: subprocess.Popen[str] | None = None
     try:
-        worker = subprocess.Popen([*CLI, "worker", "--store", store, *RECOVERY,
+        worker = subprocess.Popen([*COMMAND, "worker", "--store", store, *RECOVERY,
                                    "--wait-for-store", "90"],
                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
         assert worker.stderr is not None

@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from needs import module as need_module
-from support.cli import command
+from support.cli import COMMAND, command
 from support.ledger import LONG_AGO, old_record
 
 need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["pg"]
 
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 # Fast heartbeats so a dead worker is noticed in seconds, not the default minute.
 FAST = ["--heartbeat", "0.5", "--stalled-after", "2", "--recover-every", "0.5",
         "--churn-delay", "0", "--timeout", "60"]  # fmt: skip
@@ -87,7 +85,7 @@ def _received_long_ago(store: str) -> None:
 
 def _worker(store: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*CLI, "worker", "--store", store, "--json", "--as", "platform", "--name", "Acme",
+        [*COMMAND, "worker", "--store", store, "--json", "--as", "platform", "--name", "Acme",
          *FAST, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -122,7 +120,7 @@ def _signalled(
     """A worker on ``store``, sent ``signals`` (a second apart, each while it still
     runs) once ``ready(worker)`` returns: its exit status and its stderr. Killed on the
     way out if it did not stop."""
-    worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+    worker = subprocess.Popen([*COMMAND, "worker", "--store", store, *FAST],
                               stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         ready(worker)

@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -17,8 +16,9 @@ import httpx
 import pytest
 from cards import PROPOSAL_FILE, PROPOSAL_PATH
 
+from support.cli import COMMAND
+
 START_SECONDS = 30  # the bound on a process getting ready
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 
 
 def tail(text: str, lines: int = 15) -> str:
@@ -79,13 +79,13 @@ def write_json(path: Path, value: object) -> Path:
 
 
 def proxy_argv(upstream: str, port: int, *extra: str) -> list[str]:
-    return [*CLI, "proxy", "--upstream", upstream, "--port", str(port), *extra]
+    return [*COMMAND, "proxy", "--upstream", upstream, "--port", str(port), *extra]
 
 
 def verify(origin: str, *extra: str) -> tuple[int, dict[str, Any]]:
     """``a2a-interview verify ORIGIN --json``: the exit code and the record."""
     done = subprocess.run(
-        [*CLI, "verify", origin, "--json", "--churn-delay", "0", *extra],
+        [*COMMAND, "verify", origin, "--json", "--churn-delay", "0", *extra],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr

@@ -1,6 +1,6 @@
 """The conformance runner against the proxy in front of a stock ``@a2a-js/sdk`` agent
 (docs/conformance.md, D-CONF-6): real processes on loopback ports (node, the proxy, the
-CLI), every call the runner derives from the card the proxy serves."""
+COMMAND), every call the runner derives from the card the proxy serves."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from cards import card
-from processes import CLI, js_agent_argv, proxy_argv, running, write_json
+from processes import js_agent_argv, proxy_argv, running, write_json
 
+from support.cli import COMMAND
 from support.ports import free_port
 
 
@@ -28,7 +29,7 @@ def test_the_proxy_in_front_of_the_js_agent_passes_the_runner(
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):
         done = subprocess.run(
-            [*CLI, "conformance", public, "--junit", str(junit)],
+            [*COMMAND, "conformance", public, "--junit", str(junit)],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

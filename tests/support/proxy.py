@@ -10,7 +10,6 @@ import json
 import select
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from a2a_interview import reference
 from a2a_interview.server.proxy import ProxyApp, build_proxy
 from a2a_interview.spec import INTERVIEW_URI
 from needs import ROOT
+from support.cli import COMMAND
 from support.ports import free_socket
 from support.servers import in_thread, serve
 
@@ -247,7 +247,7 @@ def proxy_running(
 
 def proxy_command(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "proxy", *args],
+        [*COMMAND, "proxy", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
