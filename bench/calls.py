@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from a2a_interview.verifier import verify
 from agents import JSONRPC_PATH, REST_PATH, honest
-from servers import serve
+from support.servers import serve
 
 
 def grown(skills: int) -> Any:

@@ -75,7 +75,7 @@ def _serve() -> None:
 
     sys.path.insert(0, str(ROOT / "tests"))
     from agents import honest
-    from servers import serve_many
+    from support.servers import serve_many
 
     delays: list[float] = json.loads(sys.stdin.readline())
 

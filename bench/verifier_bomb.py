@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from agents import Call, Reply, Wrap, answer, honest, raw_server  # noqa: E402
-from servers import serve  # noqa: E402
+from support.servers import serve  # noqa: E402
 
 MiB = 1 << 20
 

@@ -65,7 +65,7 @@ def _delayed(app: Any, seconds: float) -> Any:
 def _serve(kind: str, count: int, latency_ms: float) -> None:
     """Child process: serve ``count`` agents, print their origins, wait for stdin EOF."""
     from agents import honest
-    from servers import serve_many
+    from support.servers import serve_many
 
     if kind == "demo":
         from a2a_interview.demo import build_app

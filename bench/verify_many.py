@@ -39,7 +39,7 @@ def _serve(count: int) -> None:
     """Child process: serve ``count`` honest agents, print their origins, wait for EOF."""
     sys.path.insert(0, str(ROOT / "tests"))
     from agents import honest
-    from servers import serve_many
+    from support.servers import serve_many
 
     with serve_many([honest] * count) as origins:
         print(json.dumps(origins), flush=True)

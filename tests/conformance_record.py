@@ -22,7 +22,7 @@ from a2a_interview.conformance.vectors import dump
 from a2a_interview.verifier import verify
 from agents import honest
 from conformance_rogues import FACTORIES
-from servers import serve
+from support.servers import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 VERIFIER = ROOT / "conformance" / "vectors" / "verifier"

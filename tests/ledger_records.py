@@ -35,7 +35,7 @@ from a2a_interview.record import ResultRecord
 from a2a_interview.spec import INTERVIEW_URI
 from a2a_interview.verifier import verify
 from agents import Call, honest, rewrite_results
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 RUNNER_SEED = nkeys.generate_seed()
 RUNNER = "Example Audits"

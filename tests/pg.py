@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from needs import need
+from support.ports import free_port
 
 _names = itertools.count(1)
 
@@ -37,12 +38,6 @@ def _bindir() -> Path | None:
             return Path(candidate)
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def missing(reason: str) -> None:
@@ -121,7 +116,7 @@ def postgres_server() -> Iterator[Server]:
         shutil.chown(top, "postgres")
         shutil.chown(data, "postgres")
         shutil.chown(sockets, "postgres")
-    port = _free_port()
+    port = free_port()
     _run(
         [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", user, "--auth=trust",
          "--no-sync", "-E", "UTF8", "--locale=C"],
@@ -155,3 +150,12 @@ def postgres_server() -> Iterator[Server]:
             capture_output=True, timeout=60, check=False,
         )  # fmt: skip
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A ledger store URL on each of the two stores: a SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}"
+    server: Server = request.getfixturevalue("postgres_server")
+    return server.database()

@@ -24,7 +24,7 @@ from a2a_interview.rpc import rpc_error
 from a2a_interview.spec import RPC_VERSION_NOT_SUPPORTED
 from a2a_interview.verifier import NoInterface, NotAnswered, ask, verify
 from agents import JSONRPC_PATH, Call, Reply, Wrap, honest
-from servers import serve
+from support.servers import serve
 
 pytestmark = pytest.mark.anyio
 

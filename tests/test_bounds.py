@@ -8,122 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from a2a_interview.server import listen
 from a2a_interview.spec import INTERVIEW_URI
 from needs import need
+from support.sockets import (
+    COMMAND,
+    answered,
+    bounded,
+    connect,
+    demo_serve,
+    ordinary,
+    read_all,
+    send_until_refused,
+)
 
 LINUX = Path("/proc/self/status").exists()
-COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
-
-
-async def echo_app(scope: Any, receive: Any, send: Any) -> None:
-    """Reads the whole body, answers 200 with its length."""
-    if scope["type"] != "http":
-        return
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        size += len(message.get("body", b""))
-        more = message.get("more_body", False)
-    body = b"%d" % size
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-length", b"%d" % len(body))]})  # fmt: skip
-    await send({"type": "http.response.body", "body": body})
-
-
-@contextlib.contextmanager
-def bounded(
-    bounds: listen.Bounds, app: Any = echo_app, **options: Any
-) -> Iterator[tuple[str, int]]:
-    """``app`` served with ``bounds`` (and uvicorn ``options``) on a free loopback port,
-    in a thread."""
-    sock = listen.bind("127.0.0.1", 0)
-    sock.setblocking(False)
-    config = listen.config(app, bounds, log_level="error", access_log=False, lifespan="off",
-                           loop="asyncio", timeout_graceful_shutdown=1, **options)  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)  # fmt: skip
-    thread.start()
-    for _ in range(1000):
-        if server.started:
-            break
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield sock.getsockname()[:2]
-    finally:
-        server.should_exit = True
-        thread.join(5)
-        sock.close()
-
-
-def connect(address: tuple[str, int], timeout: float = 10.0) -> socket.socket:
-    conn = socket.create_connection(address, timeout=timeout)
-    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return conn
-
-
-def read_all(conn: socket.socket) -> bytes:
-    """Everything the server sends until it closes (or resets) the connection; raises
-    ``TimeoutError`` when it keeps the connection open past the socket's timeout."""
-    out = b""
-    with contextlib.suppress(ConnectionResetError):
-        while chunk := conn.recv(65536):
-            out += chunk
-    return out
-
-
-def answered(conn: socket.socket) -> bool:
-    """Whether the server has sent something (or closed), without waiting and without
-    taking it. The socket keeps its timeout: ``setblocking(True)`` would clear it, and a
-    server that never answers would then hold the next read forever (D-TEST-30)."""
-    timeout = conn.gettimeout()
-    conn.setblocking(False)
-    try:
-        conn.recv(1, socket.MSG_PEEK)  # a byte, or b"" when it closed
-        return True
-    except BlockingIOError:
-        return False
-    except (ConnectionResetError, BrokenPipeError):
-        return True
-    finally:
-        conn.settimeout(timeout)
-
-
-def send_until_refused(conn: socket.socket, head: bytes, chunk: bytes, chunks: int) -> int:
-    """Send ``head`` then up to ``chunks`` times ``chunk``; the count sent before the
-    server stopped taking them."""
-    conn.sendall(head)
-    for sent in range(chunks):
-        try:
-            conn.sendall(chunk)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            return sent
-    return chunks
-
-
-def ordinary(address: tuple[str, int]) -> int:
-    host, port = address
-    return httpx.post(f"http://{host}:{port}/", content=b"hello", timeout=10).status_code
 
 
 # --- request head size --------------------------------------------------------------------
@@ -367,31 +275,6 @@ def _peak_rss_kib(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM")
-
-
-@contextlib.contextmanager
-def demo_serve(*args: str) -> Iterator[tuple[subprocess.Popen[str], tuple[str, int]]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    proc = subprocess.Popen(
-        [*COMMAND, "demo", "serve", "--port", str(port),
-         "--rate-limit", "off", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "serving at" in line, (line, proc.stderr.read() if proc.poll() else "")
-        yield proc, ("127.0.0.1", port)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_demo_serve_memory_does_not_grow_with_a_huge_header_or_body() -> None:

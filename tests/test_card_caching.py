@@ -25,8 +25,8 @@ from a2a_interview import demo, reference
 from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, interview_routes
-from test_proxy import proxy_running, upstream_running
-from test_proxy_wire import _undeclared, recorder
+from support.proxy import proxy_running, upstream_running
+from support.recorder import recorder, undeclared
 
 CARD = "/.well-known/agent-card.json"
 
@@ -122,7 +122,7 @@ async def test_the_middlewares_card_route_passes_the_tcks_card_caching_tests() -
 def test_the_proxys_card_route_passes_the_tcks_card_caching_tests(declare: bool) -> None:
     # D-PROXY-33: in front of a plain a2a-sdk agent (its card route sends no caching
     # fields), the proxy served the card with none: CARD-CACHE-001 failed.
-    card = _undeclared if declare else reference.unsigned_card
+    card = undeclared if declare else reference.unsigned_card
     with upstream_running(card) as up:
         direct = httpx.get(up.origin + CARD)
         assert "cache-control" not in direct.headers  # the TCK fails the agent itself

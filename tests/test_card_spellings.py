@@ -17,8 +17,8 @@ from a2a_interview import rpc
 from a2a_interview.cardproto import spelling
 from a2a_interview.declarations import Interface, interfaces
 from agents import JSONRPC_PATH, REST_PATH, honest
-from servers import serve
-from test_verify_run import found, verified
+from support.servers import serve
+from support.verify import found, verified
 
 CAMEL: dict[str, Any] = {
     "name": "A",

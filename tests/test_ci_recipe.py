@@ -13,15 +13,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from needs import ROOT, binary
+from support.ports import free_port
 
 SCRIPT = ROOT / "examples" / "ci" / "verify-agent.sh"
 BIN = Path(sys.executable).parent
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _recipe(
@@ -48,7 +43,7 @@ def _failures(junit: Path) -> int:
 
 
 def test_green_against_the_demo_agent(tmp_path: Path) -> None:
-    port = _port()
+    port = free_port()
     out = tmp_path / "results"
     done = _recipe(out, f"http://127.0.0.1:{port}",
                    "a2a-interview", "demo", "serve", "--port", str(port))  # fmt: skip
@@ -64,7 +59,7 @@ def test_green_against_the_demo_agent(tmp_path: Path) -> None:
 
 
 def test_red_against_a_lying_agent(tmp_path: Path) -> None:
-    port = _port()
+    port = free_port()
     out = tmp_path / "results"
     liar = [sys.executable, str(ROOT / "tests" / "serve_agent.py"), "liar", str(port)]
     done = _recipe(out, f"http://127.0.0.1:{port}", *liar)
@@ -80,7 +75,7 @@ def test_a_card_whose_signature_cannot_be_checked_fails_by_default(tmp_path: Pat
     # the recipe requires one by default, so a card signed without jku whose skill was
     # changed after signing (answered consistently) fails; REQUIRE_SIGNATURE=0 is the
     # documented way out (docs/ci.md). Before, the recipe's defaults passed it.
-    port = _port()
+    port = free_port()
     tampered = [sys.executable, str(ROOT / "tests" / "serve_agent.py"), "tampered", str(port)]
     url = f"http://127.0.0.1:{port}"
     done = _recipe(tmp_path / "default", url, *tampered)
@@ -95,7 +90,7 @@ def test_a_card_whose_signature_cannot_be_checked_fails_by_default(tmp_path: Pat
 
 
 def test_an_agent_that_never_comes_up_is_exit_3_with_its_log(tmp_path: Path) -> None:
-    port = _port()
+    port = free_port()
     out = tmp_path / "results"
     command = [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(1)"]
     done = _recipe(out, f"http://127.0.0.1:{port}", *command, wait=30)

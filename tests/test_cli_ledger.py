@@ -11,25 +11,19 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys
-from a2a_interview.cli import main
 from a2a_interview.record import sign_record, verify_record_signature
 from agents import honest
 from needs import module as need_module
-from servers import closed_port_url, serve, serve_many
+from support.cli import run
+from support.servers import closed_port_url, serve, serve_many
 
 need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e '.[ledger]'")
 
 from a2a_interview.ledger import Ledger  # noqa: E402
-from test_ledger_store import INSANE, compact, record, signed  # noqa: E402
+from support.ledger import INSANE, compact, record, signed  # noqa: E402
 
 FAST = ["--churn-delay", "0"]
 SEED = nkeys.generate_seed()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- import ---------------------------------------------------------------------------

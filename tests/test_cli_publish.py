@@ -12,16 +12,11 @@ import pytest
 from a2a_interview import jcs, reference
 from a2a_interview.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
 from a2a_interview.declarations import build
+from support.cli import run
 
 REF = Path(reference.__file__).parent
 CARD = REF / "stonework-card.json"
 PROPOSALS = [f"--proposal={url}={REF / url.rsplit('/', 1)[1]}" for url in reference.proposals()]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_answer_prints_the_server_bytes(capsysbinary: pytest.CaptureFixture[bytes]) -> None:

@@ -5,7 +5,6 @@ evidence, 1 claim or a bad signature, 2 unreadable."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,17 +17,12 @@ from a2a_interview.cli import main
 from a2a_interview.record import sign_record
 from a2a_interview.terms import sign_proposal
 from agents import honest
-from servers import serve
+from support.cli import run
+from support.keys import card_key_seed
+from support.servers import serve
 
 STRANGER = nkeys.generate_seed()  # a platform's key: none of the agent's
 SIGNED_AT = "2026-01-01T00:00:00Z"
-
-
-def card_key_seed() -> str:
-    """The reference card's Ed25519 signing key as an nkey seed (the agent's own key)."""
-    d = reference.card_key_jwk()["d"]
-    assert isinstance(d, str)
-    return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +42,6 @@ def recorded(origin: str, path: Path, *argv: str) -> dict[str, Any]:
 def write(path: Path, document: Any) -> Path:
     path.write_text(json.dumps(document))
     return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def test_a_platform_record_verifies_as_evidence(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import httpx
@@ -15,8 +14,7 @@ from a2a_interview import reference
 from a2a_interview.cardsig import verify_card
 from a2a_interview.cli import EXIT_UNREACHABLE, EXIT_USAGE, main
 from a2a_interview.spec import INTERVIEW_URI
-
-COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+from support.cli import COMMAND
 
 
 def test_demo_serve_serves_the_signed_agent_and_stops_cleanly() -> None:

@@ -20,7 +20,7 @@ from a2a_interview.cli import main
 from a2a_interview.record import schema, standing_of, verify_record_signature
 from a2a_interview.spec import INTERVIEW_URI
 from agents import Call, Reply, Wrap, honest, liar
-from servers import closed_port_url, serve, serve_many
+from support.servers import closed_port_url, serve, serve_many
 
 VALIDATOR = jsonschema.Draft202012Validator(schema())
 FAST = ["--churn-delay", "0"]

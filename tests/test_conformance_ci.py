@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from needs import ROOT, binary
+from support.ports import free_port
 
 SCRIPT = ROOT / "examples" / "ci" / "conformance.sh"
 PAGE = ROOT / "docs" / "conformance.md"
@@ -42,12 +43,6 @@ def _job() -> dict[str, Any]:
     assert isinstance(workflow, dict) and list(workflow) == ["conformance"]
     job: dict[str, Any] = workflow["conformance"]
     return job
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _recipe(out: Path, *args: str, wait: int = 60) -> subprocess.CompletedProcess[str]:
@@ -100,7 +95,7 @@ def test_the_script_passes_the_honest_agent(tmp_path: Path) -> None:
     """D-CONF-13: exit 0 when every draft-level call passes; profile-level differences
     (the honest agent does not negotiate versions, PROFILE §3.10) are in the report but
     fail nothing."""
-    port = _port()
+    port = free_port()
     out = tmp_path / "results"
     agent = [sys.executable, str(SERVE), "honest", str(port)]
     done = _recipe(out, f"http://127.0.0.1:{port}", *agent)
@@ -118,7 +113,7 @@ def test_the_script_passes_the_honest_agent(tmp_path: Path) -> None:
 def test_the_script_fails_a_rogue(rogue: str, tmp_path: Path) -> None:
     """D-CONF-13: a rogue that breaks a draft-level rule (interview §5, §3 rule 2) fails
     the build, exit 1, with the failure in the JUnit report."""
-    port = _port()
+    port = free_port()
     out = tmp_path / "results"
     agent = [sys.executable, str(SERVE), f"rogue:{rogue}", str(port)]
     done = _recipe(out, f"http://127.0.0.1:{port}", *agent)
@@ -131,7 +126,7 @@ def test_an_agent_that_never_serves_its_card_is_exit_3(tmp_path: Path) -> None:
     """D-CONF-13: the kit's exit 3 (unreachable) also when the agent never came up."""
     out = tmp_path / "results"
     command = [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(1)"]
-    done = _recipe(out, f"http://127.0.0.1:{_port()}", *command, wait=30)
+    done = _recipe(out, f"http://127.0.0.1:{free_port()}", *command, wait=30)
     assert done.returncode == 3
     assert "exited before serving" in done.stderr
     assert "boom" in (out / "agent.log").read_text()

@@ -20,7 +20,7 @@ from a2a_interview.cli import main
 from a2a_interview.conformance.runner import Result, run_live
 from agents import honest, params_first
 from conformance_rogues import FACTORIES
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVING = ROOT / "conformance" / "vectors" / "serving"

@@ -23,7 +23,7 @@ from a2a_interview.cli import main
 from a2a_interview.conformance.replay import FORMAT, Replay, read
 from a2a_interview.verifier import verify
 from conformance_record import MODES, verdict
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 VERIFIER = ROOT / "conformance" / "vectors" / "verifier"

@@ -23,7 +23,7 @@ from a2a_interview.spec import CARD_PATH
 from a2a_interview.verifier import CredentialsNotSent, VerifyOptions, ask, verify
 from a2a_interview.verifier.client import ClientOptions, Interviewer, RedirectRefused
 from agents import JSONRPC_PATH, REST_PATH, Call, Reply, Wrap, honest
-from servers import serve_many
+from support.servers import serve_many
 
 pytestmark = pytest.mark.anyio
 

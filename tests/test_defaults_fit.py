@@ -30,7 +30,7 @@ from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.spec import CARD_PATH, INTERVIEW_URI
 from a2a_interview.verifier import verify
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,6 @@ claim whatever JWKS it pins."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -23,18 +22,12 @@ from a2a_interview.cardsig import (
 from a2a_interview.cli import main
 from a2a_interview.record import nkey_jwk, nkey_thumbprint, schema, standing_reason
 from agents import honest
-from servers import serve
+from support.keys import card_key_seed
+from support.servers import serve
 
 VALIDATOR = jsonschema.Draft202012Validator(schema())
 FAST = ["--churn-delay", "0", "--json"]
 CARD_THUMBPRINT = "snh9Wn5o_ibdcTy7ZNR1HksDAfUxtNaVBRboW6-EjrQ"  # the reference card key
-
-
-def card_key_seed() -> str:
-    """The card's Ed25519 signing key as an nkey seed (the agent's own key)."""
-    d = reference.card_key_jwk()["d"]
-    assert isinstance(d, str)
-    return nkeys.encode_seed(base64.urlsafe_b64decode(d + "=" * (-len(d) % 4)))
 
 
 def without_jku(origin: str) -> Any:

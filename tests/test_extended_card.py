@@ -23,7 +23,7 @@ from a2a_interview.verifier import VerifyOptions, verify
 from a2a_interview.verifier.client import ClientOptions
 from a2a_interview.verifier.extended import _request, offers_extended_card
 from agents import JSONRPC_PATH, REST_PATH, Call, Reply, Wrap, honest
-from servers import serve
+from support.servers import serve
 
 pytestmark = pytest.mark.anyio
 

@@ -21,8 +21,6 @@ import gzip
 import json
 import os
 import socket
-import threading
-import time
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -48,6 +46,7 @@ from a2a_interview.server.proxy import build_proxy
 from a2a_interview.server.sdk import agent_card_from_json
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS
 from stacks import ORIGIN, REST, RPC, Response, Spies, SpyExecutor, call, sdk_app
+from support.servers import in_thread
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 SETTINGS = settings(
@@ -324,26 +323,6 @@ def test_fuzz_in_process(stack: str) -> None:
 # ---------------------------------------------------------------- the proxy, over loopback
 
 
-def _thread_server(app: Any, sock: socket.socket, **options: Any) -> Iterator[None]:
-    config = listen.config(app, listen.Bounds(), log_level="error", access_log=False,
-                           loop="asyncio", **options)  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)  # fmt: skip
-    thread.start()
-    for _ in range(2000):
-        if server.started:
-            break
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 @contextlib.contextmanager
 def agent_and_proxy(spies: Spies) -> Iterator[tuple[str, int]]:
     up_sock = listen.bind("127.0.0.1", 0)
@@ -361,33 +340,20 @@ def agent_and_proxy(spies: Spies) -> Iterator[tuple[str, int]]:
     upstream = Starlette(routes=[*documents, *create_agent_card_routes(card),
                                  *create_jsonrpc_routes(handler, rpc_url=RPC),
                                  *create_rest_routes(handler, path_prefix=REST)])  # fmt: skip
-    with contextlib.contextmanager(_thread_server)(upstream, up_sock, lifespan="off"):
-        sock = listen.bind("127.0.0.1", 0)
-        sock.setblocking(False)
-        box: dict[str, Any] = {}
+    up_config = listen.config(upstream, listen.Bounds(), log_level="error", access_log=False,
+                              loop="asyncio", lifespan="off")  # fmt: skip
+    sock = listen.bind("127.0.0.1", 0)
+    sock.setblocking(False)
 
-        async def main() -> None:
-            app, _ = await build_proxy(origin + "/", poll=0)
-            config = listen.config(app, listen.Bounds(), per_connection=2, lifespan="on",
-                                   log_level="error", access_log=False, loop="asyncio",
-                                   server_header=False, date_header=False,
-                                   proxy_headers=False)  # fmt: skip
-            box["server"] = server = uvicorn.Server(config)
-            await server.serve(sockets=[sock])
+    async def config() -> uvicorn.Config:
+        app, _ = await build_proxy(origin + "/", poll=0)
+        return listen.config(app, listen.Bounds(), per_connection=2, lifespan="on",
+                             log_level="error", access_log=False, loop="asyncio",
+                             server_header=False, date_header=False,
+                             proxy_headers=False)  # fmt: skip
 
-        thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-        thread.start()
-        for _ in range(2000):
-            if "server" in box and box["server"].started:
-                break
-            time.sleep(0.01)
-        assert box["server"].started, "the proxy did not start"
-        try:
-            yield sock.getsockname()[:2]
-        finally:
-            box["server"].should_exit = True
-            thread.join(20)
-            sock.close()
+    with in_thread(up_config, [up_sock], stop=10), in_thread(config, [sock]):
+        yield sock.getsockname()[:2]
 
 
 def raw_request(

@@ -21,7 +21,6 @@ import random
 import re
 import resource
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -37,9 +36,8 @@ from a2a_interview.errors import KeyFormatError, SignatureError
 from a2a_interview.jose import jwk_to_public_key, key_algs, public_jwk
 from a2a_interview.verifier.run import off_loop
 from agents import Call, Reply, Wrap, honest
-from servers import serve
-
-COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+from support.cli import COMMAND
+from support.servers import serve
 
 
 def _b64(data: bytes) -> str:

@@ -49,7 +49,8 @@ from agents import (
     raw_server,
     sign,
 )
-from servers import serve, serve_many
+from support.servers import in_thread, serve, serve_many
+from support.verify import advised
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
@@ -150,10 +151,6 @@ async def verified(url: str, **options: Any) -> dict[str, Any]:
 def ended(document: dict[str, Any], reason: str) -> None:
     assert document["outcome"] == "unreachable", document["outcome"]
     assert document["incomplete"]["reason"] == reason, document["incomplete"]
-
-
-def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(a["code"], a["reason"]) for a in document["advisories"]}
 
 
 # --- inflating bodies (D-NET-1) ---------------------------------------------
@@ -959,10 +956,7 @@ def _tls_files(folder: Path, name: str) -> tuple[Path, Path, Path]:
 @contextlib.contextmanager
 def serve_tls(factory: Callable[[str], Any], name: str, cert: Path, key: Path) -> Iterator[str]:
     """Serve ``factory(origin)`` over TLS on a loopback port; the origin names ``name``."""
-    import asyncio
     import socket
-    import threading
-    import time
 
     import uvicorn
 
@@ -973,18 +967,8 @@ def serve_tls(factory: Callable[[str], Any], name: str, cert: Path, key: Path) -
     config = uvicorn.Config(factory(origin), log_level="error", access_log=False,
                             lifespan="off", ssl_certfile=str(cert), ssl_keyfile=str(key),
                             timeout_graceful_shutdown=1)  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
+    with in_thread(config, [sock], start=10, stop=5):
         yield origin
-    finally:
-        server.should_exit = True
-        thread.join(5)
-        sock.close()
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from a2a_interview.projection import Interview
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS
 from a2a_interview.terms import read_terms_entries, verify_proposal
-from servers import serve
+from support.servers import serve
 
 ACT = {"A2A-Extensions": INTERVIEW_URI}
 LEGACY = {"X-A2A-Extensions": INTERVIEW_URI}

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from a2a_interview import nkeys
 from a2a_interview.ledger import Ledger
 from ledger_records import HOSTILE_RUNNER, HOSTILE_URL, RUNNER, RUNNER_SEED, Records, build
 from needs import need
+from support.cli import COMMAND
 
 CHROMIUM = "/usr/bin/chromium"
 LONG = "https://long.example"
@@ -42,7 +42,6 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 SHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots" / "ledger"
 
 
@@ -391,7 +390,7 @@ def test_labelled_timeline_older_result_and_claim_reason(
 @pytest.fixture(scope="module")
 def long_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A ledger page holding one agent with a timeline of 60 marks (wider than a page)."""
-    from test_ledger_store import compact, record
+    from support.ledger import compact, record
 
     path = tmp_path_factory.mktemp("long") / "ledger.db"
     with Ledger.open(path) as ledger:

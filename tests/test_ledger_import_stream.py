@@ -12,13 +12,13 @@ import resource
 import select
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from needs import module as need_module
+from support.cli import COMMAND
 
 need_module("sqlalchemy", "the ledger extra (SQLAlchemy)", "pip install -e '.[ledger]'")
 
@@ -26,7 +26,6 @@ from a2a_interview.cli import main  # noqa: E402
 from a2a_interview.ledger import Ledger  # noqa: E402
 from ledger_records import build  # noqa: E402
 
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 SUMMARY = "kept {} record(s) ({} new, {} already present); refused {}"
 
 
@@ -51,7 +50,7 @@ def test_two_million_lines_under_512_mib_end_with_the_summary(tmp_path: Path) ->
     err_path = tmp_path / "err.txt"
     with err_path.open("wb") as err:
         done = subprocess.run(
-            [*CLI, "ledger", "import", str(source), "--store", str(tmp_path / "l.db")],
+            [*COMMAND, "ledger", "import", str(source), "--store", str(tmp_path / "l.db")],
             stdout=subprocess.PIPE, stderr=err, preexec_fn=_address_space_512_mib,
             timeout=1200, check=False,
         )  # fmt: skip
@@ -148,7 +147,7 @@ def test_ctrl_c_ends_with_the_summary(tmp_path: Path) -> None:
     it stopped, exit 130, no traceback."""
     source = _junk(tmp_path / "many.jsonl", 3_000_000)
     process = subprocess.Popen(
-        [*CLI, "ledger", "import", str(source), "--store", str(tmp_path / "l.db")],
+        [*COMMAND, "ledger", "import", str(source), "--store", str(tmp_path / "l.db")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -204,7 +203,7 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path: Path) -> None:
     path, _ = _mixed(tmp_path)
     many = tmp_path / "many.jsonl"
     many.write_bytes(path.read_bytes() + b"[]\n" * 400_000)
-    args = [*CLI, "ledger", "import", str(many), "--store", str(tmp_path / "l.db"), "--json"]
+    args = [*COMMAND, "ledger", "import", str(many), "--store", str(tmp_path / "l.db"), "--json"]
     code, seen = _through_a_terminal(args, 300)
     assert code == 1
     assert b"\r\x1b[K" in seen and b" records/s)" in seen

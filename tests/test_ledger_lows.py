@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -16,15 +15,14 @@ import pytest
 from a2a_interview import nkeys
 from a2a_interview.record import sign_record
 from needs import module as need_module
+from support.cli import COMMAND
 
 need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e '.[ledger]'")
 
 from a2a_interview.ledger import Ledger  # noqa: E402
 from a2a_interview.ledger.runners import BadRunners, read_runners  # noqa: E402
 from a2a_interview.ledger.web import app  # noqa: E402
-from test_ledger_store import compact, record  # noqa: E402
-
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
+from support.ledger import compact, record  # noqa: E402
 
 
 def _key() -> str:
@@ -95,7 +93,7 @@ def test_ledger_list_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
     with Ledger.open(store) as ledger:
         ledger.put_many([compact(record(f"https://a{i}.example")) for i in range(3)])
     process = subprocess.Popen(
-        [*CLI, "ledger", "list", "--store", str(store)],
+        [*COMMAND, "ledger", "list", "--store", str(store)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None and process.stderr is not None

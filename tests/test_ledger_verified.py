@@ -27,21 +27,13 @@ sa = need_module("sqlalchemy", "the ledger extra (sqlalchemy)", "pip install -e 
 from a2a_interview.ledger import Ledger, NotSane  # noqa: E402
 from a2a_interview.ledger.runners import fingerprint, read_runners  # noqa: E402
 from a2a_interview.ledger.web import app  # noqa: E402
-from test_ledger_store import compact, migrate_to, record  # noqa: E402
+from support.ledger import compact, migrate_to, record  # noqa: E402
 
 pytest_plugins = ["pg"]
 
 ACME_SEED = nkeys.generate_seed()
 ACME = nkeys.public_of(nkeys.private_key(ACME_SEED))
 CARD = "https://a.example/.well-known/agent-card.json"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'ledger.db'}"
-    server: Server = request.getfixturevalue("postgres_server")
-    return server.database()
 
 
 def _acme_runners() -> Any:
@@ -242,7 +234,7 @@ def test_a_listed_runners_result_leads_a_newer_weaker_one_sits_beside(tmp_path: 
     # a minute after a listed platform's non_conformant, became the headline. The listed
     # runner's result leads; the newer evidence by an unlisted runner and the newer claim
     # are shown beside it with their kind; totals and the timeline keep the kinds apart.
-    from test_ledger_store import Outcome
+    from a2a_interview.checks import Outcome
 
     listed = record(party="platform", name="Acme Market", outcome=Outcome.non_conformant,
                     finished="2026-11-29T10:00:00Z")  # fmt: skip
@@ -286,7 +278,7 @@ def test_a_listed_runners_result_leads_a_newer_weaker_one_sits_beside(tmp_path: 
 def test_an_index_line_shows_what_leads_and_the_newer_beside_it(store_url: str) -> None:
     # PROFILE §8 "What leads", on the index too: a listed runner's result leads its
     # line; the newer evidence by an unlisted runner is named beside it with its kind.
-    from test_ledger_store import Outcome
+    from a2a_interview.checks import Outcome
 
     listed = record(party="platform", name="Acme Market", outcome=Outcome.non_conformant,
                     finished="2026-11-29T10:00:00Z")  # fmt: skip

@@ -947,7 +947,7 @@ async def test_the_strangers_acme_market_is_not_acme_market(
     from a2a_interview import nkeys
     from a2a_interview.cli import main
     from a2a_interview.ledger.runners import fingerprint, read_runners
-    from test_ledger_store import record
+    from support.ledger import record
 
     acme_seed, stranger_seed = nkeys.generate_seed(), nkeys.generate_seed()
     acme = nkeys.public_of(nkeys.private_key(acme_seed))

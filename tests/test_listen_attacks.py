@@ -6,11 +6,9 @@ bounded in count; nothing asserts a duration."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import socket
-import threading
 import time
 from typing import Any
 
@@ -19,7 +17,8 @@ import uvicorn
 
 from a2a_interview.server import listen
 from a2a_interview.spec import INTERVIEW_URI
-from test_bounds import bounded, connect, ordinary, read_all, send_until_refused
+from support.servers import in_thread
+from support.sockets import bounded, connect, ordinary, read_all, send_until_refused
 
 CHUNKED_HEAD = (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
@@ -245,7 +244,7 @@ def test_the_servers_own_refusals_carry_a_date_even_with_uvicorns_off() -> None:
 def test_demo_serve_is_not_activated_by_a_trailer_and_dates_its_answers() -> None:
     # D-SERVE-20 (PROFILE §3.9) and D-CLI-9, in `demo serve` itself: an
     # A2A-Extensions trailer alone reached the interview as activation.
-    from test_bounds import demo_serve
+    from support.sockets import demo_serve
 
     call = b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}'
     act = b"A2A-Extensions: " + INTERVIEW_URI.encode() + b"\r\n"
@@ -302,21 +301,9 @@ def test_a_stock_uvicorn_command_line_can_serve_with_the_bounded_protocol() -> N
                             log_level="error", lifespan="off", loop="asyncio")  # fmt: skip
     sock = listen.bind("127.0.0.1", 0)
     sock.setblocking(False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)  # fmt: skip
-    thread.start()
-    for _ in range(1000):
-        if server.started:
-            break
-        time.sleep(0.01)
-    try:
+    with in_thread(config, [sock], start=10, stop=5):
         response = exchange(sock.getsockname()[:2], CHUNKED_HEAD + b"5\r\nhello\r\n0\r\n"
                             b"A2A-Extensions: " + INTERVIEW_URI.encode() + b"\r\n\r\n")  # fmt: skip
-    finally:
-        server.should_exit = True
-        thread.join(5)
-        sock.close()
     assert response.startswith(b"HTTP/1.1 200 ")
     assert [name for name, _ in app.headers[0]] == [b"host", b"content-type",
                                                     b"transfer-encoding"]  # fmt: skip

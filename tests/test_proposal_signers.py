@@ -20,7 +20,7 @@ from a2a_interview.record import committed_signers, standing_reason
 from a2a_interview.spec import TERMS_URI
 from a2a_interview.terms import sign_proposal
 from agents import honest
-from servers import serve
+from support.servers import serve
 
 RUNNER_SEED = nkeys.generate_seed()
 RUNNER = nkeys.public_of(nkeys.private_key(RUNNER_SEED))
@@ -148,7 +148,7 @@ def test_a_signer_recorded_for_an_uncommitted_document_is_no_agent_key(
     # record says the document was the one the card commits to (a record written before
     # the rule names the signer of a mismatched document).
     from a2a_interview.record import sign_record
-    from test_ledger_store import record
+    from support.ledger import record
 
     document = record(party="platform")
     document["runs"] = [{"calls": [], "conflicts": [], "proposals": [

@@ -1,123 +1,66 @@
 """The proxy in front of a plain a2a-sdk agent, over real loopback sockets.
 
-The upstream agent is written here from the SDK's own route factories (a trivial
-executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``, ``create_rest_routes``)
-and uses nothing of this library's serving code: its card declares the interview and the
-terms extension, and the same app serves the two Stonework proposals. The proxy runs on
-another port. Expected answers come from the card exactly as upstream served it, built
-in process (``declarations.build``) and through the SDK integration (``server/sdk.py``).
+The upstream agent (``support/proxy.py``) is written from the SDK's own route factories
+(a trivial executor, ``create_agent_card_routes``, ``create_jsonrpc_routes``,
+``create_rest_routes``) and uses nothing of this library's serving code: its card
+declares the interview and the terms extension, and the same app serves the two
+Stonework proposals. The proxy runs on another port. Expected answers come from the card
+exactly as upstream served it, built in process (``declarations.build``) and through the
+SDK integration (``server/sdk.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import json
 import logging
 import os
 import re
-import select
 import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from a2a.helpers import new_task, new_text_status_update_event
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import AgentCard, Message, Part, Role, TaskState
-from google.protobuf.json_format import ParseDict
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.errors import DeclarationError, InterviewError
 from a2a_interview.ijson import loads
-from a2a_interview.server.proxy import ProxyApp, ProxyError, build_proxy
+from a2a_interview.server.proxy import ProxyError, build_proxy
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from needs import need
-from servers import running
+from support.ports import closed_port, free_socket
+from support.proxy import (
+    ACT,
+    CARD,
+    REST,
+    RPC,
+    V1,
+    Executor,
+    Upstream,
+    card_json,
+    cli_serving,
+    first_line,
+    proxy_command,
+    proxy_running,
+    stopped,
+    upstream_running,
+)
 
-ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
-V1 = {"A2A-Version": "1.0"}
-RPC = "/a2a/jsonrpc"
-REST = "/a2a/rest"
-CARD = "/.well-known/agent-card.json"
 ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------- the upstream agent
-
-
-def free_socket() -> socket.socket:
-    """A listening loopback socket on a free port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    return sock
-
-
-class Executor(AgentExecutor):
-    """Echoes a message; ``stream`` runs a task whose completion waits for a gate."""
-
-    def __init__(self, state: Upstream) -> None:
-        self.state = state
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        message = context.message
-        assert message is not None
-        text = message.parts[0].text if message.parts else ""
-        if text != "stream":
-            reply = Message(
-                message_id="reply-" + message.message_id,
-                context_id=context.context_id or "",
-                role=Role.ROLE_AGENT,
-                parts=[Part(text="echo: " + text)],
-            )
-            await event_queue.enqueue_event(reply)
-            return
-        task_id, context_id = context.task_id or "", context.context_id or ""
-        gate = self.state.gate(message.message_id)
-        await event_queue.enqueue_event(
-            new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED)
-        )
-        await event_queue.enqueue_event(
-            new_text_status_update_event(task_id, context_id, TaskState.TASK_STATE_WORKING, "tick")
-        )
-        released = await asyncio.to_thread(gate.wait, 10)
-        # "late": the gate was never opened, so the client did not see the first events
-        # while the task was still running (a buffering proxy).
-        text = "done" if released else "late"
-        await event_queue.enqueue_event(
-            new_text_status_update_event(task_id, context_id, TaskState.TASK_STATE_COMPLETED, text)
-        )
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        return None
-
-
-def card_json(origin: str) -> dict[str, Any]:
-    """The Stonework card on ``origin``: the interview and the terms extension declared."""
-    return reference.unsigned_card(origin)
 
 
 def terms_entry(card: dict[str, Any], index: int) -> dict[str, Any]:
@@ -127,186 +70,7 @@ def terms_entry(card: dict[str, Any], index: int) -> dict[str, Any]:
     return entry
 
 
-@dataclass
-class Upstream:
-    """The upstream's mutable state, shared with the test thread."""
-
-    origin: str = ""
-    card: AgentCard | None = None
-    card_statuses: list[int] = field(default_factory=list)
-    headers_seen: list[list[tuple[str, str]]] = field(default_factory=list)
-    rpc_ended: list[str] = field(default_factory=list)
-    gates: dict[str, threading.Event] = field(default_factory=dict)
-
-    def gate(self, key: str) -> threading.Event:
-        return self.gates.setdefault(key, threading.Event())
-
-    def set_card(self, card: dict[str, Any]) -> None:
-        self.card = ParseDict(card, AgentCard())
-
-    def release(self) -> None:
-        for gate in list(self.gates.values()):
-            gate.set()
-
-
-def upstream_app(state: Upstream, card: Callable[[str], dict[str, Any]] = card_json) -> Any:
-    """A plain a2a-sdk agent (no a2a_interview serving code) on ``state.origin``."""
-
-    def build_app(origin: str) -> Any:
-        state.origin = origin
-        state.set_card(card(origin))
-        assert state.card is not None
-        proposals = reference.proposals(origin)
-        handler = DefaultRequestHandler(
-            agent_executor=Executor(state), task_store=InMemoryTaskStore(), agent_card=state.card
-        )
-
-        async def current(_: AgentCard) -> AgentCard:
-            assert state.card is not None
-            return state.card
-
-        async def terms(request: Request) -> Response:
-            body = proposals.get(origin + request.url.path)
-            if body is None:
-                return Response(b"not found", status_code=404)
-            return Response(body, media_type="application/json")
-
-        async def echo(request: Request) -> Response:
-            body = await request.body()
-            return JSONResponse({
-                "method": request.method,
-                "path": request.url.path,
-                "query": request.url.query,
-                "headers": [[k.decode(), v.decode()] for k, v in request.headers.raw],
-                "sha256": hashlib.sha256(body).hexdigest(),
-                "length": len(body),
-            })  # fmt: skip
-
-        async def cross_origin(request: Request) -> Response:
-            port = origin.rsplit(":", 1)[1]
-            return RedirectResponse(f"http://localhost:{port}{CARD}", status_code=302)
-
-        async def same_origin(request: Request) -> Response:
-            return RedirectResponse(CARD, status_code=302)
-
-        async def huge_stream(request: Request) -> Response:
-            async def chunks() -> AsyncIterator[bytes]:
-                yield b'{"name":"'
-                for _ in range(40):
-                    yield b"x" * 32768
-                yield b'"}'
-
-            return StreamingResponse(chunks(), media_type="application/json")
-
-        app = Starlette(
-            routes=[
-                *create_agent_card_routes(state.card, card_modifier=current),
-                Route("/terms/{name}", terms),
-                Route("/echo", echo, methods=["GET", "POST", "PUT", "DELETE"]),
-                Route("/moved" + CARD, cross_origin),
-                Route("/same" + CARD, same_origin),
-                Route("/huge-stream" + CARD, huge_stream),
-                *create_jsonrpc_routes(handler, RPC),
-                *create_rest_routes(handler, path_prefix=REST),
-            ]
-        )
-
-        async def recording(scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
-                await app(scope, receive, send)
-                return
-            path = scope["path"]
-
-            async def watch(message: Any) -> None:
-                if path == CARD and message["type"] == "http.response.start":
-                    state.card_statuses.append(message["status"])
-                await send(message)
-
-            try:
-                await app(scope, receive, watch)
-            finally:
-                if path == RPC:
-                    state.rpc_ended.append(path)
-
-        return recording
-
-    return build_app
-
-
-@contextmanager
-def upstream_running(
-    card: Callable[[str], dict[str, Any]] = card_json,
-) -> Iterator[Upstream]:
-    state = Upstream()
-    with running(upstream_app(state, card)):
-        try:
-            yield state
-        finally:
-            state.release()  # before the server stops: it waits for its tasks
-
-
 # ---------------------------------------------------------------- the proxy
-
-
-@dataclass
-class Proxy:
-    origin: str
-    app: ProxyApp
-    http: httpx.Client
-
-    def rpc(
-        self, method: str, params: Any = None, *, request_id: Any = 1, headers: Any = ACT
-    ) -> httpx.Response:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            body["params"] = params
-        return self.http.post(RPC, content=json.dumps(body).encode(), headers=headers)
-
-
-@contextmanager
-def proxy_running(
-    upstream: str, sock: socket.socket | None = None, **options: Any
-) -> Iterator[Proxy]:
-    """``build_proxy`` and uvicorn in one event loop on a background thread, as ``run``."""
-    sock = sock or free_socket()
-    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    box: dict[str, Any] = {}
-    ready = threading.Event()
-
-    async def main() -> None:
-        try:
-            app, _ = await build_proxy(upstream, **options)
-        except BaseException as exc:
-            box["error"] = exc
-            ready.set()
-            return
-        config = uvicorn.Config(
-            app, lifespan="on", log_level="warning", access_log=False, loop="asyncio",
-            server_header=False, date_header=False, proxy_headers=False,
-        )  # fmt: skip
-        server = uvicorn.Server(config)
-        box["app"], box["server"] = app, server
-        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-        while not server.started and not serving.done():
-            await asyncio.sleep(0.01)
-        ready.set()
-        await serving
-
-    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    thread.start()
-    assert ready.wait(20), "the proxy did not start"
-    if "error" in box:
-        thread.join(5)
-        sock.close()
-        raise box["error"]
-    try:
-        with httpx.Client(base_url=origin, timeout=20) as http:
-            yield Proxy(origin, box["app"], http)
-    finally:
-        box["server"].should_exit = True
-        thread.join(20)
-        sock.close()
-        assert not thread.is_alive(), "the proxy did not stop"
 
 
 def result_bytes(response: httpx.Response) -> bytes:
@@ -834,28 +598,20 @@ def test_command_names_an_ipv6_listen_address_in_brackets() -> None:
     except OSError:
         need(False, "an IPv6 loopback (::1)", "enable IPv6 on lo, as CI's machine has it")
     with upstream_running() as up:
-        process = _cli("--upstream", up.origin, "--port", "0", "--host", "::1", "--poll", "0")
+        process = proxy_command(
+            "--upstream", up.origin, "--port", "0", "--host", "::1", "--poll", "0"
+        )
         try:
-            first = _first_line(process)
+            first = first_line(process)
             assert first.startswith("a2a-interview proxy: serving at http://[::1]:"), first
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
         assert process.returncode == 0, err
 
 
 # ---------------------------------------------------------------- the command
-
-
-def _cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", "from a2a_interview.cli import entry; entry()", "proxy", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
 
 
 def _listening(port: int) -> bool:
@@ -864,56 +620,11 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _first_line(process: subprocess.Popen[str], timeout: float = 60.0) -> str:
-    """The command's first line on stdout, or "" when none came within ``timeout``
-    seconds (a bare ``readline`` waits forever on a command that hangs)."""
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], timeout)
-    return process.stdout.readline() if ready else ""
-
-
-def _stopped(process: subprocess.Popen[str]) -> None:
-    """Kill ``process`` if a test left it running, and reap it."""
-    if process.poll() is None:
-        process.kill()
-        process.communicate(timeout=20)
-
-
-@contextmanager
-def closed_port() -> Iterator[int]:
-    """A loopback port nothing listens on, for as long as the block runs: bound, never
-    listening, so a connection is refused and no other program can take the port (a
-    port freed and then named could be listening again by the time it is used)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield int(sock.getsockname()[1])
-
-
-def cli_serving(*args: str, attempts: int = 5) -> tuple[subprocess.Popen[str], int, str]:
-    """``proxy`` started with ``args`` on a free loopback port; returns the process, the
-    port and its first line. The port is chosen here (the default public URL names it),
-    so another program may bind it between its choice and the command's bind (D-TEST-27):
-    the command then refuses with "cannot listen" and is started again on another."""
-    for _ in range(attempts):
-        sock = free_socket()
-        port = int(sock.getsockname()[1])
-        sock.close()
-        process = _cli(*args, "--port", str(port))
-        first = _first_line(process)
-        if first:
-            return process, port, first
-        _stopped(process)
-        assert process.stderr is not None
-        err = process.stderr.read()
-        assert "cannot listen" in err, err
-    raise AssertionError(f"no free port in {attempts} attempts")
-
-
 def test_command_refuses_to_start_with_one_clear_line() -> None:
     with upstream_running(_bad_digest) as up, closed_port() as port:
         # The port is held (bound, not listening): if the command bound it, it would say
         # "cannot listen" instead; it refuses before it binds anything.
-        process = _cli("--upstream", up.origin, "--port", str(port))
+        process = proxy_command("--upstream", up.origin, "--port", str(port))
         _, err = process.communicate(timeout=30)
         assert process.returncode == 3
         assert "Traceback" not in err
@@ -940,30 +651,34 @@ def test_command_serves_and_stops_cleanly() -> None:
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
         assert process.returncode == 0, err
         assert "Traceback" not in err
 
 
 def test_command_usage_errors() -> None:
-    process = _cli("--upstream", "ftp://example.com/", "--port", "9")
+    process = proxy_command("--upstream", "ftp://example.com/", "--port", "9")
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert "not an http:// or https:// URL" in err
-    process = _cli("--upstream", "http://127.0.0.1:99999/", "--port", "9")
+    process = proxy_command("--upstream", "http://127.0.0.1:99999/", "--port", "9")
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert "unusable port" in err
     # A malformed IPv6 host makes urlsplit raise: a usage error, not a traceback.
-    process = _cli("--upstream", "http://[::1/", "--port", "9")
+    process = proxy_command("--upstream", "http://[::1/", "--port", "9")
     _, err = process.communicate(timeout=30)
     assert (process.returncode, "Traceback" in err) == (2, False), err
     assert "unusable port or host" in err
-    process = _cli("--upstream", "http://127.0.0.1:9/", "--port", "9", "--redis", "redis://[::1")
+    process = proxy_command(
+        "--upstream", "http://127.0.0.1:9/", "--port", "9", "--redis", "redis://[::1"
+    )
     _, err = process.communicate(timeout=30)
     assert (process.returncode, "Traceback" in err) == (2, False), err
     assert "is not a redis:// or rediss:// URL" in err
-    process = _cli("--upstream", "http://127.0.0.1:9/", "--port", "9", "--rate-limit", "lots")
+    process = proxy_command(
+        "--upstream", "http://127.0.0.1:9/", "--port", "9", "--rate-limit", "lots"
+    )
     _, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert "is not a limit like 300/minute" in err
@@ -972,7 +687,7 @@ def test_command_usage_errors() -> None:
 
 def test_command_refuses_an_unreachable_rate_limit_store() -> None:
     with closed_port() as port:
-        process = _cli(
+        process = proxy_command(
             "--upstream", "http://127.0.0.1:9/", "--port", "0",
             "--redis", f"redis://127.0.0.1:{port}/0",
         )  # fmt: skip

@@ -28,14 +28,15 @@ from a2a_interview.ijson import loads
 from a2a_interview.server.proxy.upstream import PROXY_JWKS_PATH
 from a2a_interview.spec import INTERVIEW_URI
 from a2a_interview.verifier import verify
-from test_proxy import free_socket, proxy_running, upstream_running
-from test_proxy_wire import CARD, _signed_undeclared, _undeclared, recorder
+from support.ports import free_socket
+from support.proxy import CARD, proxy_running, upstream_running
+from support.recorder import recorder, signed_undeclared, undeclared
 
 
 def _js_default(origin: str) -> dict[str, Any]:
     """The card as a stock ``@a2a-js/sdk`` agent serves it when nobody signs it: its
     ``AgentCard`` type requires ``signatures``, so the member is there, an empty list."""
-    return {**_undeclared(origin), "signatures": []}
+    return {**undeclared(origin), "signatures": []}
 
 
 def _protected(card: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,7 +116,7 @@ async def test_a_re_signed_card_names_the_proxys_jwks_and_verifies_with_no_pinne
     # PROFILE §6.7: re-signing dropped the jku, so `verify --require-signature` of an
     # honest agent behind the proxy was key_unavailable, a persistent conflict.
     key = generate_key("ES256")
-    with upstream_running(_signed_undeclared) as up, _running_resigned(up, key) as proxy:
+    with upstream_running(signed_undeclared) as up, _running_resigned(up, key) as proxy:
         served = loads(httpx.get(proxy.origin + CARD).content)
         jwks = httpx.get(proxy.origin + PROXY_JWKS_PATH)
         head = httpx.head(proxy.origin + PROXY_JWKS_PATH)
@@ -134,7 +135,7 @@ def test_jku_given_is_the_one_the_re_signed_card_names() -> None:
     key = generate_key("EdDSA")
     elsewhere = "https://keys.example/agent/jwks.json"
     with (
-        recorder(_signed_undeclared) as up,
+        recorder(signed_undeclared) as up,
         _running_resigned(up, key, card_jku=elsewhere) as proxy,
     ):
         served = loads(httpx.get(proxy.origin + CARD).content)
@@ -153,7 +154,7 @@ def test_no_jwks_is_served_when_the_proxy_re_signs_nothing() -> None:
 
 def test_the_signed_reference_card_keeps_its_own_jku_shape() -> None:
     # The fixture the tests above re-sign is signed, and names no jku of its own.
-    card = _signed_undeclared("http://127.0.0.1:1")
+    card = signed_undeclared("http://127.0.0.1:1")
     assert is_signed(card)
     assert all("jku" not in h for h in _protected(card))
     assert reference.signed_card("http://127.0.0.1:1", jku=False)["signatures"]
@@ -171,7 +172,7 @@ def _grpc_only(origin: str) -> dict[str, Any]:
 
 
 def _grpc_and_jsonrpc(origin: str) -> dict[str, Any]:
-    card = _undeclared(origin)
+    card = undeclared(origin)
     card["supportedInterfaces"].append(
         {"url": "http://127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
     )
@@ -192,11 +193,11 @@ async def test_a_grpc_only_card_is_refused_at_start_in_the_verifiers_terms(decla
 
 
 def test_a_grpc_only_card_is_one_line_and_exit_3_from_the_command() -> None:
-    from test_proxy import closed_port
-    from test_proxy_cli import _refusal
+    from support.ports import closed_port
+    from support.proxy import refusal
 
     with recorder(_grpc_only) as up, closed_port() as port:  # refused before binding
-        line = _refusal("--upstream", up.origin, "--port", str(port), "--declare")
+        line = refusal("--upstream", up.origin, "--port", str(port), "--declare")
     assert line.endswith("(declaration: no_interface) [proxy]")
 
 
@@ -249,10 +250,10 @@ def _extended_upstream(signed: bool, declared: bool = False) -> Any:
     from starlette.routing import Route
 
     from a2a_interview.server.sdk import agent_card_from_json
-    from test_proxy import Executor, Upstream
+    from support.proxy import Executor, Upstream
 
     def build_app(origin: str) -> Any:
-        public = reference.unsigned_card(origin) if declared else _undeclared(origin)
+        public = reference.unsigned_card(origin) if declared else undeclared(origin)
         public["capabilities"]["extendedAgentCard"] = True
         public["supportedInterfaces"] += [  # the SDK's 0.3 layer needs a 0.3 interface
             {
@@ -310,7 +311,7 @@ def _card_of(name: str, response: httpx.Response) -> dict[str, Any]:
 def test_declare_serves_the_extended_card_as_it_serves_the_public_card() -> None:
     # PROFILE §7: GetExtendedAgentCard passed through untouched, naming upstream's own
     # (internal) URLs and no interview declaration.
-    from servers import serve
+    from support.servers import serve
 
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -335,7 +336,7 @@ def test_declare_serves_the_extended_card_as_it_serves_the_public_card() -> None
 
 def test_declare_re_signs_the_extended_card_with_its_key_and_jku() -> None:
     # PROFILE §7 "re-signed", PROFILE §6.7: the key the public card is re-signed with.
-    from servers import serve
+    from support.servers import serve
 
     key = generate_key("ES256")
     sock = free_socket()
@@ -357,7 +358,7 @@ def test_declare_re_signs_the_extended_card_with_its_key_and_jku() -> None:
 
 def test_without_declare_the_extended_card_passes_through() -> None:
     # The proxy changes no card it was not told to: the extended card is upstream's.
-    from servers import serve
+    from support.servers import serve
 
     v1 = {"A2A-Version": "1.0"}
     with (
@@ -374,7 +375,7 @@ def test_jku_flag_usage_errors(tmp_path: Path) -> None:
     # PROFILE §6.7, docs/decisions.md D-PROXY-31: --jku names the key of a card the proxy
     # re-signs; alone, or not an http(s) URL, it is one line and exit 2.
     from a2a_interview.cardsig import private_jwk
-    from test_proxy import _cli
+    from support.proxy import proxy_command
 
     key = tmp_path / "card.jwk.json"
     key.write_text(json.dumps(private_jwk(generate_key("EdDSA"), "proxy-1")))
@@ -385,7 +386,7 @@ def test_jku_flag_usage_errors(tmp_path: Path) -> None:
         ((*signing, "--jku", "ftp://keys.example/jwks.json"), "not an http:// or https:// URL"),
     ]
     for extra, message in cases:
-        process = _cli(*base, *extra)
+        process = proxy_command(*base, *extra)
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
         assert message in err, (extra, err)

@@ -13,29 +13,20 @@ import pytest
 from a2a_interview import reference
 from a2a_interview.cardsig import generate_key, private_jwk
 from a2a_interview.spec import INTERVIEW_URI
-from test_proxy import CARD, _cli, _stopped, cli_serving, closed_port, upstream_running
-from test_proxy_wire import _signed_undeclared, _undeclared
-
-
-def _refusal(*args: str) -> str:
-    process = _cli(*args)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == 3, err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("a2a-interview proxy: refusing to start: ")
-    return lines[0]
+from support.ports import closed_port
+from support.proxy import CARD, cli_serving, proxy_command, refusal, stopped, upstream_running
+from support.recorder import signed_undeclared, undeclared
 
 
 def test_an_undeclared_card_is_refused_telling_the_user_about_declare() -> None:
-    with upstream_running(_undeclared) as up, closed_port() as port:
-        line = _refusal("--upstream", up.origin, "--port", str(port))  # refused before binding
+    with upstream_running(undeclared) as up, closed_port() as port:
+        line = refusal("--upstream", up.origin, "--port", str(port))  # refused before binding
         assert "--declare" in line
 
 
 def test_a_signed_card_declare_would_change_is_refused_without_a_key() -> None:
-    with upstream_running(_signed_undeclared) as up:
-        line = _refusal("--upstream", up.origin, "--port", "0", "--declare")
+    with upstream_running(signed_undeclared) as up:
+        line = refusal("--upstream", up.origin, "--port", "0", "--declare")
         assert "--card-key KEY --kid KID" in line
 
 
@@ -48,7 +39,7 @@ def test_a_missing_proposal_names_the_entry_the_url_and_the_cause() -> None:
         return value
 
     with upstream_running(card) as up:
-        line = _refusal("--upstream", up.origin, "--port", "0")
+        line = refusal("--upstream", up.origin, "--port", "0")
     assert line == (
         "a2a-interview proxy: refusing to start: terms entry "
         f"/capabilities/extensions/1/params/proposals/0 ({up.origin}/terms/gone.json): "
@@ -61,7 +52,7 @@ def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
 ) -> None:
     key = tmp_path / "card.jwk.json"
     key.write_text(json.dumps(private_jwk(generate_key("EdDSA"), "proxy-1")))
-    with upstream_running(_signed_undeclared) as up:
+    with upstream_running(signed_undeclared) as up:
         process, port, first = cli_serving("--upstream", up.origin, "--poll", "0", "--declare",
                                            "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
         try:
@@ -75,7 +66,7 @@ def test_declare_with_a_key_serves_the_card_re_signed_and_warns_of_nothing(
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
     assert process.returncode == 0, err
     assert "WARNING" not in err and "Traceback" not in err
 
@@ -88,7 +79,7 @@ def test_interfaces_bypassing_the_proxy_are_a_warning_at_start() -> None:
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
     assert "WARNING: the card's interface" in err
     assert "bypass the interview" in err
 
@@ -111,7 +102,7 @@ def test_new_flags_usage_errors(tmp_path: Path) -> None:
         (("--card-key", str(tmp_path / "k"), "--kid", "k", "--declare"), "not a usable private key")
     )
     for extra, message in cases:
-        process = _cli(*base, *extra)
+        process = proxy_command(*base, *extra)
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
         assert message in err, (extra, err)
@@ -135,7 +126,7 @@ def test_the_connection_bounds_are_the_proxys_options_too() -> None:
             process.send_signal(signal.SIGINT)
             process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
 
 
 @pytest.mark.parametrize(
@@ -157,7 +148,7 @@ def test_declare_re_signs_with_the_algorithm_the_card_keys_jwk_names(
     secret = generate_key(alg)
     key = tmp_path / "card.jwk.json"
     key.write_text(json.dumps(private_jwk(secret, "proxy-1", alg if named else None)))
-    with upstream_running(_signed_undeclared) as up:
+    with upstream_running(signed_undeclared) as up:
         process, port, first = cli_serving("--upstream", up.origin, "--poll", "0", "--declare",
                                            "--card-key", str(key), "--kid", "proxy-1")  # fmt: skip
         try:
@@ -166,7 +157,7 @@ def test_declare_re_signs_with_the_algorithm_the_card_keys_jwk_names(
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=20)
         finally:
-            _stopped(process)
+            stopped(process)
     assert process.returncode == 0, err
     for item in card["signatures"]:
         header = json.loads(base64.urlsafe_b64decode(item["protected"] + "=="))
@@ -185,7 +176,7 @@ def test_a_card_key_whose_jwk_alg_does_not_fit_the_key_is_a_usage_error(tmp_path
         jwk["alg"] = alg
         path = tmp_path / f"{kind}-{alg}.jwk.json"
         path.write_text(json.dumps(jwk))
-        process = _cli(*base, "--card-key", str(path))
+        process = proxy_command(*base, "--card-key", str(path))
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (kind, alg, err)
         assert f"--card-key {str(path)!r}" in err and alg in err, (kind, alg, err)

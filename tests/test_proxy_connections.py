@@ -20,16 +20,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from a2a_interview.server.proxy.connections import BoundedBackend, BoundedStream
-from test_proxy import closed_port
+from support.ports import closed_port
 
 pytestmark = pytest.mark.anyio
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the layer is asyncio's
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:

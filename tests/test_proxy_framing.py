@@ -11,47 +11,19 @@ well-framed response (or a ``502``) and the log no traceback and no error.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from a2a_interview import reference
-from agents import raw_server, read_request, target_of
-from test_proxy_wire import proxy_served
+from agents import raw_server
+from support.recorder import Handler, Hostile, proxy_served
 
 CARD = "/.well-known/agent-card.json"
-Handler = Callable[[socket.socket, bytes], None]
-
-
-class Hostile:
-    """Serves the card and its proposals, and hands every other request to ``other``."""
-
-    def __init__(self, other: Handler) -> None:
-        self.origin = ""
-        self.other = other
-
-    def __call__(self, conn: socket.socket, stop: Any) -> None:
-        while True:  # keep-alive: the proxy pools its connections
-            head = read_request(conn)
-            if not head:
-                return
-            target = target_of(head)
-            documents = {urlsplit(u).path: b for u, b in reference.proposals(self.origin).items()}
-            if target == CARD:
-                body = json.dumps(reference.unsigned_card(self.origin)).encode()
-            elif target in documents:
-                body = documents[target]
-            else:
-                self.other(conn, head)
-                return
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n" % len(body) + body)  # fmt: skip
 
 
 @contextmanager

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from a2a_interview.spec import INTERVIEW_URI
-from test_proxy import CARD, REST, RPC, proxy_running, upstream_running
+from support.proxy import CARD, REST, RPC, proxy_running, upstream_running
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
               "trailer", "upgrade"}  # fmt: skip
@@ -107,9 +107,9 @@ def test_direct_and_proxied_responses_are_the_same(
 
 from a2a_interview import reference  # noqa: E402
 from a2a_interview.declarations import build  # noqa: E402
-from test_proxy_wire import ACT as WIRE_ACT  # noqa: E402
-from test_proxy_wire import EXT, recorder, request  # noqa: E402
-from test_spellings import (  # noqa: E402
+from support.recorder import ACT as WIRE_ACT  # noqa: E402
+from support.recorder import EXT, recorder, request  # noqa: E402
+from support.spellings import (  # noqa: E402
     CARD_VARIANTS,
     CODED,
     IDENTITY,

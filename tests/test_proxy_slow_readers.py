@@ -14,7 +14,6 @@ records how its streams ended. Nothing here measures time: the waits are bounds.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import socket
@@ -33,8 +32,9 @@ from a2a_interview.server.listen import Bounds
 from a2a_interview.server.proxy import build_proxy, server_config
 from a2a_interview.server.proxy.connections import READ_AHEAD
 from agents import raw_server
-from test_proxy import free_socket
-from test_proxy_framing import Hostile
+from support.ports import free_socket
+from support.recorder import Hostile
+from support.servers import in_thread
 
 MiB = 1 << 20
 BIG = 64 * MiB
@@ -118,33 +118,14 @@ def proxy_on_its_loop(
     with raw_server(handler) as origin:
         handler.origin = origin
         sock = free_socket()
-        box: dict[str, Any] = {}
-        ready = threading.Event()
 
-        async def main() -> None:
+        async def config() -> uvicorn.Config:
             app, _ = await build_proxy(origin, poll=0, **options)
-            server = box["server"] = uvicorn.Server(server_config(app, bounds))
-            serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-            while not server.started and not serving.done():
-                await asyncio.sleep(0.01)
-            ready.set()
-            await serving
+            return server_config(app, bounds)
 
         factory = uvicorn.Config(app=None).get_loop_factory()  # type: ignore[arg-type]
-
-        def thread_main() -> None:
-            with asyncio.Runner(loop_factory=factory) as runner:
-                runner.run(main())
-
-        thread = threading.Thread(target=thread_main, daemon=True)
-        thread.start()
-        assert ready.wait(20), "the proxy did not start"
-        try:
+        with in_thread(config, [sock], loop_factory=factory):
             yield sock.getsockname()[:2]
-        finally:
-            box["server"].should_exit = True
-            thread.join(20)
-            sock.close()
 
 
 def slow_client(address: tuple[str, int], target: str = "/big") -> socket.socket:
@@ -298,7 +279,7 @@ def test_one_client_holds_at_most_its_share_of_upstream_connections() -> None:
 
 def test_the_slow_reader_flags_refuse_nonsense_in_one_line() -> None:
     # D-PROXY-41, D-SERVE-30: the flags that bound slow readers, as a user mistypes them.
-    from test_proxy import _cli
+    from support.proxy import proxy_command
 
     base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
     cases = [
@@ -309,7 +290,7 @@ def test_the_slow_reader_flags_refuse_nonsense_in_one_line() -> None:
         (("--upstream-client-connections", "a tenth"), "not a whole number"),
     ]
     for extra, message in cases:
-        process = _cli(*base, *extra)
+        process = proxy_command(*base, *extra)
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
         assert message in err, (extra, err)

@@ -13,11 +13,9 @@ import http.client
 import json
 import logging
 import socket
-import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,124 +31,24 @@ from a2a_interview.projection import Interview
 from a2a_interview.server.proxy import ProxyError, build_proxy, trusted_peers
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
 from needs import need
-from servers import serve
-from test_proxy import free_socket, proxy_running
+from support.ports import free_socket
+from support.proxy import V1, proxy_command, proxy_running, upstream_running
+from support.recorder import (
+    ACT,
+    EXT,
+    proxy_served,
+    recorder,
+    request,
+    signed_undeclared,
+    undeclared,
+)
 
-EXT = (("A2A-Extensions", INTERVIEW_URI),)
-ACT = (*EXT, ("A2A-Version", "1.0"))  # PROFILE §3.10: a version the card's interfaces serve
 CARD = "/.well-known/agent-card.json"
 RPC = "/a2a/jsonrpc"
 REST = "/a2a/rest"
 
-Headers = list[tuple[bytes, bytes]]
-
 
 # ---------------------------------------------------------------- a recording upstream
-
-
-@dataclass
-class Recorder:
-    """What the upstream was asked, and what it serves."""
-
-    origin: str = ""
-    started: list[bytes] = field(default_factory=list)  # raw targets, as headers arrive
-    seen: list[tuple[str, bytes, Headers, bytes]] = field(default_factory=list)
-    cards: dict[str, tuple[bytes, Headers]] = field(default_factory=dict)  # by A2A-Version
-    documents: dict[str, bytes] = field(default_factory=dict)  # path -> body
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def forget(self) -> None:
-        """Forget what the proxy fetched at start: tests look at what came after."""
-        with self.lock:
-            self.started.clear()
-            self.seen.clear()
-
-    def targets(self) -> list[bytes]:
-        with self.lock:
-            return [target for _, target, _, _ in self.seen]
-
-    def set_card(self, card: dict[str, Any], headers: Headers = (), version: str = "") -> None:
-        self.cards[version] = (json.dumps(card).encode(), list(headers))
-
-
-def recorder_app(state: Recorder, card: Callable[[str], dict[str, Any]] | None) -> Any:
-    def build(origin: str) -> Any:
-        state.origin = origin
-        if card is not None:
-            state.set_card(card(origin))
-        for url, body in reference.proposals(origin).items():
-            state.documents[urlsplit(url).path] = body
-
-        async def app(scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] != "http":
-                return
-            query = scope["query_string"]
-            target = scope["raw_path"] + (b"?" + query if query else b"")
-            with state.lock:
-                state.started.append(target)
-            chunks = []
-            while True:
-                message = await receive()
-                chunks.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    break
-            body = b"".join(chunks)
-            with state.lock:
-                state.seen.append((scope["method"], target, list(scope["headers"]), body))
-            path = scope["path"]
-            status, headers, out = 200, [(b"content-type", b"application/json")], b""
-            if path == CARD and scope["method"] in ("GET", "HEAD"):
-                version = dict(scope["headers"]).get(b"a2a-version", b"").decode()
-                out, extra = state.cards.get(version, state.cards[""])
-                headers += extra
-            elif path in state.documents:
-                out = state.documents[path]
-            elif path.startswith(("/terms/", "/missing")):
-                status, out = 404, b'{"error":"not found"}'
-            else:
-                out = json.dumps({"target": target.decode("latin-1"), "length": len(body)}).encode()
-            headers.append((b"content-length", str(len(out)).encode()))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body",
-                        "body": b"" if scope["method"] == "HEAD" else out})  # fmt: skip
-
-        return app
-
-    return build
-
-
-@contextmanager
-def recorder(
-    card: Callable[[str], dict[str, Any]] | None = reference.unsigned_card,
-) -> Iterator[Recorder]:
-    state = Recorder()
-    with serve(recorder_app(state, card)):
-        yield state
-
-
-def request(
-    origin: str,
-    method: str,
-    target: str,
-    headers: Any = (),
-    body: bytes | None = None,
-) -> tuple[int, list[tuple[str, str]], bytes]:
-    """One request with ``target`` sent exactly as written."""
-    parts = urlsplit(origin)
-    assert parts.hostname is not None and parts.port is not None
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
-    try:
-        conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
-        conn.putheader("Host", parts.netloc)
-        for name, value in headers:
-            conn.putheader(name, value)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
-        response = conn.getresponse()
-        return response.status, response.getheaders(), response.read()
-    finally:
-        conn.close()
 
 
 def rpc_body(method: str, request_id: int = 1, params: Any = None) -> bytes:
@@ -612,16 +510,9 @@ def test_a_local_proposal_copy_is_used_and_served() -> None:
 # ---------------------------------------------------------------- --declare
 
 
-def _undeclared(origin: str) -> dict[str, Any]:
-    card = reference.unsigned_card(origin)
-    exts = card["capabilities"]["extensions"]
-    card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
-    return card
-
-
 @pytest.mark.anyio
 async def test_an_undeclared_card_is_refused_with_a_pointer_to_declare() -> None:
-    with recorder(_undeclared) as up, pytest.raises(DeclarationError) as caught:
+    with recorder(undeclared) as up, pytest.raises(DeclarationError) as caught:
         await build_proxy(up.origin)
     assert "--declare" in str(caught.value)
 
@@ -630,7 +521,7 @@ def test_declare_adds_the_interview_and_moves_urls_to_the_public_origin() -> Non
     # D-PROXY-22: one line in front of an agent that knows nothing of the interview.
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    with recorder(_undeclared) as up, proxy_running(up.origin, sock, poll=0, public_url=public,
+    with recorder(undeclared) as up, proxy_running(up.origin, sock, poll=0, public_url=public,
                                                     declare=True) as proxy:  # fmt: skip
         served = loads(httpx.get(proxy.origin + CARD).content)
         assert isinstance(served, dict)
@@ -647,12 +538,11 @@ def test_declare_adds_the_interview_and_moves_urls_to_the_public_origin() -> Non
 @pytest.mark.anyio
 async def test_declare_in_front_of_a_plain_sdk_agent_verifies_consistent() -> None:
     from a2a_interview.verifier import verify
-    from test_proxy import upstream_running
 
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with (
-        upstream_running(_undeclared) as up,
+        upstream_running(undeclared) as up,
         proxy_running(up.origin, sock, poll=0, public_url=public, declare=True) as proxy,
     ):
         record = await verify(proxy.origin, churn_delay=0)
@@ -660,16 +550,9 @@ async def test_declare_in_front_of_a_plain_sdk_agent_verifies_consistent() -> No
     assert document["outcome"] == "consistent", document["runs"][0]["conflicts"]
 
 
-def _signed_undeclared(origin: str) -> dict[str, Any]:
-    card = reference.signed_card(origin, jku=False)
-    exts = card["capabilities"]["extensions"]
-    card["capabilities"]["extensions"] = [e for e in exts if e["uri"] != INTERVIEW_URI]
-    return card
-
-
 @pytest.mark.anyio
 async def test_declare_refuses_a_signed_card_without_a_key() -> None:
-    with recorder(_signed_undeclared) as up, pytest.raises(ProxyError) as caught:
+    with recorder(signed_undeclared) as up, pytest.raises(ProxyError) as caught:
         await build_proxy(up.origin, declare=True, public_url="http://127.0.0.1:1")
     assert "--card-key KEY --kid KID" in str(caught.value)
 
@@ -679,7 +562,7 @@ def test_declare_re_signs_a_signed_card_with_the_given_key() -> None:
     sock = free_socket()
     public = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with (
-        recorder(_signed_undeclared) as up,
+        recorder(signed_undeclared) as up,
         proxy_running(
             up.origin,
             sock,
@@ -759,8 +642,6 @@ def test_a_gzip_card_is_read_and_served_decoded() -> None:
 
 def test_no_free_upstream_connection_in_time_is_503() -> None:
     # Decisions D-PROXY-29: a bounded wait for an upstream connection.
-    from test_proxy import V1, upstream_running
-
     body = json.dumps({
         "jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage",
         "params": {"message": {"messageId": "held", "contextId": "c-9", "role": "ROLE_USER",
@@ -779,43 +660,6 @@ def test_no_free_upstream_connection_in_time_is_503() -> None:
 
 
 # ---------------------------------------------------------------- served as `proxy` serves it
-
-
-@contextmanager
-def proxy_served(upstream: str, **options: Any) -> Iterator[str]:
-    """``build_proxy`` served with :func:`server_config`, the listening server ``proxy``
-    runs (server/listen.py: bounds, trailers, upgrades), on a background thread."""
-    import asyncio
-
-    import uvicorn
-
-    from a2a_interview.server.proxy import server_config
-
-    sock = free_socket()
-    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    box: dict[str, Any] = {}
-    ready = threading.Event()
-
-    async def main() -> None:
-        app, _ = await build_proxy(upstream, **options)
-        config = server_config(app)
-        config.loop = "asyncio"
-        server = box["server"] = uvicorn.Server(config)
-        serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-        while not server.started and not serving.done():
-            await asyncio.sleep(0.01)
-        ready.set()
-        await serving
-
-    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
-    thread.start()
-    assert ready.wait(20), "the proxy did not start"
-    try:
-        yield origin
-    finally:
-        box["server"].should_exit = True
-        thread.join(20)
-        sock.close()
 
 
 def raw_exchange(origin: str, data: bytes) -> bytes:
@@ -1040,8 +884,6 @@ def test_an_upgrade_is_refused_and_never_passed_on_as_a_plain_request(
 
 def test_the_new_serving_flags_refuse_nonsense_in_one_line() -> None:
     # D-SERVE-21: --forwarded-allow-ips and --max-client-connections.
-    from test_proxy import _cli
-
     base = ("--upstream", "http://127.0.0.1:9/", "--port", "9")
     cases = [
         (("--forwarded-allow-ips", "10.0.0.0/33"), "is not an IP address or network"),
@@ -1050,7 +892,7 @@ def test_the_new_serving_flags_refuse_nonsense_in_one_line() -> None:
         (("--max-client-connections", "some"), "not a whole number"),
     ]
     for extra, message in cases:
-        process = _cli(*base, *extra)
+        process = proxy_command(*base, *extra)
         _, err = process.communicate(timeout=30)
         assert (process.returncode, "Traceback" in err) == (2, False), (extra, err)
         assert message in err, (extra, err)

@@ -28,6 +28,7 @@ from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.ratelimit import RateLimiter, redacted
 from a2a_interview.spec import INTERVIEW_URI
+from support.ports import free_port
 
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10
 ORIGIN = "https://stonework.example"
@@ -212,13 +213,6 @@ async def test_ordinary_traffic_is_never_counted() -> None:
 # ---------------------------------------------------------------- Redis: two replicas
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def redis_server() -> Iterator[subprocess.Popen[bytes]]:
     """A REAL redis-server on a free loopback port, started and stopped here; its
@@ -226,7 +220,7 @@ def redis_server() -> Iterator[subprocess.Popen[bytes]]:
     binary = needs.binary(
         "redis-server", "apt-get install redis-server (.ci/run installs it under CI)"
     )
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -340,7 +334,7 @@ async def test_a_store_that_fails_lets_calls_through_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # docs/decisions.md D-SERVE-10: a down Redis fails open, logged once, not a 500.
-    limiter = RateLimiter("1/minute", f"redis://127.0.0.1:{_free_port()}/0")
+    limiter = RateLimiter("1/minute", f"redis://127.0.0.1:{free_port()}/0")
     with caplog.at_level("WARNING", logger="a2a_interview.server"):
         assert await limiter.hit("a") is None
         assert await limiter.hit("a") is None  # over 1/minute, yet let through

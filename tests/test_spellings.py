@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +16,21 @@ from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.spec import INTERVIEW_URI
 from stacks import CARD, ORIGIN, RPC, Spies, call, middleware_app, sdk_app
+from support.spellings import (
+    CARD_VARIANTS,
+    CODED,
+    IDENTITY,
+    PADDED,
+    PADDED_BATCH,
+    REST_VARIANTS,
+    RPC_VARIANTS,
+    UNJUDGED,
+)
 
 pytestmark = pytest.mark.anyio
 
 ACT = [(b"a2a-extensions", INTERVIEW_URI.encode())]
 JSON = [(b"content-type", b"application/json"), (b"a2a-version", b"1.0")]
-IDENTITY = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
 BATCH = (
     b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}},'
     b'{"jsonrpc":"2.0","id":2,"method":"interview/identity"}]'
@@ -206,25 +214,6 @@ V1 = [(b"a2a-version", b"1.0")]
 ANSWERED = b'{"id":7,"jsonrpc":"2.0","result":' + ANSWER.answer("identity") + b"}"
 
 
-def _raw_deflate(data: bytes) -> bytes:
-    packer = zlib.compressobj(wbits=-15)
-    return packer.compress(data) + packer.flush()
-
-
-# One layer of gzip or deflate, any case of the name (PROFILE §3.9): what an inflating host
-# (Express's body-parser, ASP.NET's request decompression) dispatches.
-CODED = [
-    ("gzip", gzip.compress),
-    ("GZIP", gzip.compress),
-    ("x-gzip", gzip.compress),
-    ("Gzip ", gzip.compress),
-    ("deflate", zlib.compress),
-    ("DEFLATE", _raw_deflate),
-    ("identity, gzip", gzip.compress),
-    ("gzip", lambda b: gzip.compress(b[:20]) + gzip.compress(b[20:])),  # two members
-]
-
-
 @pytest.mark.parametrize(("coding", "pack"), CODED)
 async def test_a_compressed_interview_call_is_judged_by_its_decoded_body(
     stack: tuple[Any, Spies], coding: str, pack: Callable[[bytes], bytes]
@@ -239,20 +228,6 @@ async def test_a_compressed_interview_call_is_judged_by_its_decoded_body(
     batch = await call(app, "POST", RPC.encode(), headers, pack(BATCH))
     assert (batch.status, batch.body) == (200, INVALID_REQUEST)
     assert spies.untouched, spies
-
-
-UNJUDGED = [
-    ("br", IDENTITY, 415),
-    ("zstd", IDENTITY, 415),
-    ("compress", IDENTITY, 415),
-    ("gzip, gzip", gzip.compress(gzip.compress(IDENTITY)), 415),
-    ("gzip, deflate", zlib.compress(gzip.compress(IDENTITY)), 415),
-    ("x-unknown", IDENTITY, 415),
-    ("gzip", IDENTITY, 400),  # not gzip at all
-    ("gzip", gzip.compress(IDENTITY)[:-6], 400),  # truncated
-    ("deflate", zlib.compress(IDENTITY) + b"junk", 400),
-    ("gzip", gzip.compress(b" " * (11 << 20) + IDENTITY), 413),  # past the 10 MiB bound
-]
 
 
 @pytest.mark.parametrize(("coding", "body", "status"), UNJUDGED)
@@ -295,58 +270,6 @@ async def test_a_compressed_call_without_activation_or_not_ours_passes_on_as_it_
     assert got.status == 204 and seen == [(IDENTITY, b"br")]
 
 
-# Every normalization a common host applies (PROFILE §3.9, D-SERVE-11):
-# case (Express, ASP.NET), `;` parameters (Tomcat, Jetty), `\` and `%5C` (IIS), double
-# encoding, full-width forms, NUL, trailing dots and blanks, on top of RFC 3986's.
-RPC_VARIANTS = [
-    b"/A2A/JSONRPC",
-    b"/a2a/JsonRpc",
-    b"/A2a/jsonRPC/",
-    b"/a2a;x=1/jsonrpc",
-    b"/a2a/jsonrpc;jsessionid=0",
-    b"/a2a/;/jsonrpc",
-    b"/a2a\\jsonrpc",
-    b"/a2a%5Cjsonrpc",
-    b"/a2a%5cJSONRPC",
-    b"/a2a%252Fjsonrpc",
-    b"/a2a%25252Fjsonrpc",
-    b"/a2a/%256Asonrpc",
-    "/a2a\uff0fjsonrpc".encode(),
-    b"/a2a%EF%BC%8Fjsonrpc",
-    "/\uff41\uff12\uff41/\uff4a\uff53\uff4f\uff4e\uff52\uff50\uff43".encode(),
-    b"/a2a/jsonrpc%00",
-    b"/a2a/jsonrpc%00.json",
-    b"/a2a/jsonrpc.",
-    b"/a2a/jsonrpc...",
-    b"/a2a./jsonrpc",
-    b"/a2a/jsonrpc%20",
-    b"/a2a/JSONRPC%2e",
-    b"/%41%32%41/%4A%53%4F%4E%52%50%43",
-    b"/x/%2E%2E/A2A/jsonrpc",
-    b"/a2a/x%5C..%5Cjsonrpc",
-]
-REST_VARIANTS = [
-    b"/A2A/REST/interview/identity",
-    b"/a2a/Rest/Interview/identity",
-    b"/a2a;v=1/rest/interview/identity",
-    b"/a2a\\rest\\interview\\identity",
-    b"/a2a%5Crest%5Cinterview%5Cidentity",
-    b"/a2a%252Frest/interview/identity",
-    b"/a2a/rest./interview/identity",
-    b"/a2a/rest/interview/identity;x",
-    "/a2a/rest\uff0finterview/identity".encode(),
-]
-CARD_VARIANTS = [
-    b"/.well-known/AGENT-card.json",
-    b"/.WELL-KNOWN/agent-card.json",
-    b"/.well-known/agent-card.json;x",
-    b"/.well-known/agent-card.json.",
-    b"/.well-known\\agent-card.json",
-    b"/.well-known%252Fagent-card.json",
-    b"/.well-known/agent-card.json%00",
-]
-
-
 @pytest.mark.parametrize("target", RPC_VARIANTS)
 async def test_every_host_normalization_of_the_jsonrpc_path_is_answered(
     stack: tuple[Any, Spies], target: bytes
@@ -377,14 +300,6 @@ async def test_every_host_normalization_of_the_card_path_is_the_precomputed_card
     assert spies.untouched, spies
 
 
-PADDED = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "interview/usage",
-                     "params": {"skill": "x" * 70_000}}).encode()  # fmt: skip
-PADDED_BATCH = json.dumps([
-    {"jsonrpc": "2.0", "id": 1, "method": "interview/usage"},
-    {"jsonrpc": "2.0", "id": 2, "method": "SendMessage",
-     "params": {"message": {"messageId": "m", "role": "ROLE_USER",
-                            "parts": [{"text": "y" * 70_000}]}}},
-]).encode()  # fmt: skip
 ESCAPED_BIG = (b'{"jsonrpc":"2.0","id":7,"method":"\\u0069nterview\\/identity","params":{"p":"'
                + b"z" * 100_000 + b'"}}')  # fmt: skip
 

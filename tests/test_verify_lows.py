@@ -25,7 +25,7 @@ from a2a_interview.spec import CARD_PATH
 from a2a_interview.verifier import VerifyOptions, verify
 from a2a_interview.verifier.client import ClientOptions
 from agents import JSONRPC_PATH, Call, Reply, Wrap, honest
-from servers import serve, serve_many
+from support.servers import serve, serve_many
 
 pytestmark = pytest.mark.anyio
 

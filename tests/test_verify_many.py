@@ -19,7 +19,7 @@ from a2a_interview.ijson import JSONObject
 from a2a_interview.verifier import VerifyOptions
 from a2a_interview.verifier.many import origin_of, verify_many
 from agents import honest, liar
-from servers import serve_many
+from support.servers import serve_many
 
 
 def _dies_in_a_worker() -> datetime:
@@ -266,7 +266,7 @@ def _one_origin(count: int, state: dict[str, int]) -> Iterator[list[str]]:
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    from servers import serve
+    from support.servers import serve
 
     def factory(origin: str) -> Any:
         mounts = [Mount(f"/a{i}", app=honest(f"{origin}/a{i}")) for i in range(count)]

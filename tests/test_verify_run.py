@@ -22,38 +22,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import jsonschema
 import pytest
 
 from a2a_interview import reference
 from a2a_interview.cardsig import load_private_key, sign_card
 from a2a_interview.cli import main
-from a2a_interview.record import schema
 from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, MAX_INTERFACES, MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
-from a2a_interview.verifier import verify
 from a2a_interview.verifier.client import ClientOptions
 from a2a_interview.verifier.wire import connect_cause
 from agents import Call, Reply, Wrap, answer, honest, raw_server, read_request
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
+from support.verify import advised, found, verified
 
 pytestmark = pytest.mark.anyio
-SCHEMA = jsonschema.Draft202012Validator(schema())
-
-
-async def verified(url: str, **options: Any) -> dict[str, Any]:
-    options.setdefault("churn_delay", 0)
-    document = (await verify(url, **options)).to_json()
-    SCHEMA.validate(document)
-    return document
-
-
-def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(a["code"], a["reason"]) for a in document["advisories"]}
-
-
-def found(document: dict[str, Any], run: int = -1) -> set[tuple[str, str]]:
-    return {(c["check"], c["reason"]) for c in document["runs"][run]["conflicts"]}
 
 
 # --- card variants (PROFILE §7) -------------------------------------------------------

@@ -29,7 +29,7 @@ from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION, Asked, Sampler
 from agents import JSONRPC_PATH, REST_PATH, Call, honest, rewrite_results
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())

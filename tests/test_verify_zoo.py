@@ -32,7 +32,8 @@ from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
-from servers import closed_port_url, serve
+from support.servers import closed_port_url, serve
+from support.verify import advised, found
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
@@ -62,15 +63,6 @@ async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, 
     document = record.to_json()
     SCHEMA.validate(document)
     return document
-
-
-def found(document: dict[str, Any], run: int = -1) -> set[tuple[str, str]]:
-    """(check, reason) of every conflict of one run."""
-    return {(c["check"], c["reason"]) for c in document["runs"][run]["conflicts"]}
-
-
-def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(a["code"], a["reason"]) for a in document["advisories"]}
 
 
 def caught(document: dict[str, Any], check: Check, reason: str) -> None:

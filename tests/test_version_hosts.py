@@ -25,8 +25,8 @@ from a2a_interview.declarations import build
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_extension, interview_routes
 from a2a_interview.spec import INTERVIEW_URI
-from test_proxy import proxy_running
-from test_proxy_wire import recorder
+from support.proxy import proxy_running
+from support.recorder import recorder
 
 ORIGIN = "https://stonework.example"
 ACT = {"A2A-Extensions": INTERVIEW_URI}

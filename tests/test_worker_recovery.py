@@ -16,34 +16,30 @@ import asyncio
 import json
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from needs import module as need_module
+from support.cli import COMMAND, command
+from support.ledger import LONG_AGO, old_record
 
 need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
 
 import sqlalchemy as sa  # noqa: E402
 
 from a2a_interview.ledger import Ledger  # noqa: E402
-from a2a_interview.verifier import failed_record  # noqa: E402
-from a2a_interview.verifier.procedure import VerifyOptions  # noqa: E402
 from agents import honest  # noqa: E402
-from servers import serve_many  # noqa: E402
+from support.servers import serve_many  # noqa: E402
 
 if TYPE_CHECKING:
     from pg import Server
 
 pytest_plugins = ["pg"]
 
-LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 # The recovery of the finding: a worker silent 6 s is dead, looked for every 2 s.
 RECOVERY = ["--heartbeat", "0.5", "--stalled-after", "6", "--recover-every", "2",
             "--churn-delay", "0", "--timeout", "60"]  # fmt: skip
@@ -100,32 +96,23 @@ def _sql(store: str, statement: str, **values: Any) -> list[Any]:
         engine.dispose()
 
 
-def _old_record(origin: str) -> bytes:
-    options = VerifyOptions(clock=lambda: LONG_AGO)
-    return json.dumps(failed_record(origin, options).to_json()).encode()
-
-
 def _agents_long_ago(store: str, origins: list[str]) -> list[str]:
     with Ledger.open(store) as ledger:
-        card_urls = [ledger.add(_old_record(origin)).card_url for origin in origins]
+        card_urls = [ledger.add(old_record(origin)).card_url for origin in origins]
     _sql(store, "UPDATE ledger_records SET stored_at = :t", t=LONG_AGO)
     _sql(store, "UPDATE ledger_agents SET last_received = :t", t=LONG_AGO)
     return card_urls
 
 
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
-
-
 def _schedule(store: str) -> dict[str, Any]:
-    done = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
+    done = command("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
 
 def _worker(store: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*CLI, "worker", "--store", store, "--as", "platform", "--name", "Acme",
+        [*COMMAND, "worker", "--store", store, "--as", "platform", "--name", "Acme",
          "--concurrency", str(AGENTS), *RECOVERY, *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -248,7 +235,7 @@ def test_a_job_that_is_not_a_verification_job_fails_once_with_one_line(
     bad.append(_defer(store, "other-task", '{"url": "a", "card_url": "b"}', task="other.task"))
     bad.append(_defer(store, "stuck", "[]", status="doing"))  # left by the old crash
 
-    done = _cli("worker", "--store", store, "--once", *RECOVERY)
+    done = command("worker", "--store", store, "--once", *RECOVERY)
     assert done.returncode == 0, done.stderr
     statuses = _statuses(store)
     assert [statuses[job] for job in bad] == ["failed"] * len(bad), statuses
@@ -262,7 +249,7 @@ def test_a_job_that_is_not_a_verification_job_fails_once_with_one_line(
     attempts = dict(_sql(store, "SELECT id, attempts FROM procrastinate_jobs"))
     assert [attempts[job] for job in bad[:-1]] == [1] * (len(bad) - 1)  # failed once
 
-    again = _cli("worker", "--store", store, "--once", *RECOVERY)  # nothing left to fail
+    again = command("worker", "--store", store, "--once", *RECOVERY)  # nothing left to fail
     assert again.returncode == 0, again.stderr
     assert "is failed" not in again.stderr, again.stderr
     assert _statuses(store) == statuses
@@ -277,7 +264,7 @@ def test_a_worker_started_while_the_store_is_down_waits_for_it(postgres_server: 
     postgres_server.stop()
     worker: subprocess.Popen[str] | None = None
     try:
-        worker = subprocess.Popen([*CLI, "worker", "--store", store, *RECOVERY,
+        worker = subprocess.Popen([*COMMAND, "worker", "--store", store, *RECOVERY,
                                    "--wait-for-store", "90"],
                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
         assert worker.stderr is not None
@@ -300,7 +287,7 @@ def test_a_store_that_answers_and_refuses_is_not_waited_for(postgres_server: Ser
     """D-STORE-22: the wait is for a server that does not answer; one that answers and
     refuses (a database that does not exist) is the usual one line and exit 2 at once."""
     missing = postgres_server.admin_url.rsplit("/", 1)[0] + "/no_such_database"
-    done = _cli("worker", "--store", missing, "--wait-for-store", "600", timeout=60)
+    done = command("worker", "--store", missing, "--wait-for-store", "600", timeout=60)
     assert done.returncode == 2, done.stderr
     assert "waiting up to" not in done.stderr
     assert "the store cannot be opened or reached [store_unavailable]" in done.stderr

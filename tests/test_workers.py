@@ -10,35 +10,31 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from needs import module as need_module
+from support.cli import COMMAND, command
+from support.ledger import LONG_AGO, old_record
 
 need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
 
 import sqlalchemy as sa  # noqa: E402
 
 from a2a_interview.ledger import Ledger  # noqa: E402
-from a2a_interview.verifier import failed_record  # noqa: E402
-from a2a_interview.verifier.procedure import VerifyOptions  # noqa: E402
 from agents import honest  # noqa: E402
-from servers import serve  # noqa: E402
+from support.servers import serve  # noqa: E402
 
 if TYPE_CHECKING:
     from pg import Server
 
 pytest_plugins = ["pg"]
 
-LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 # Fast heartbeats so a dead worker is noticed in seconds, not the default minute.
 FAST = ["--heartbeat", "0.5", "--stalled-after", "2", "--recover-every", "0.5",
         "--churn-delay", "0", "--timeout", "60"]  # fmt: skip
@@ -77,11 +73,6 @@ def stalling_agent() -> Iterator[tuple[str, Stall]]:
         holder[0].release.set()
 
 
-def _old_record(origin: str) -> bytes:
-    options = VerifyOptions(clock=lambda: LONG_AGO)
-    return json.dumps(failed_record(origin, options).to_json()).encode()
-
-
 def _received_long_ago(store: str) -> None:
     """Every record as if the store had received it long ago: the schedule goes by the
     store's own receipt time, never the record's (PROFILE §8)."""
@@ -92,13 +83,9 @@ def _received_long_ago(store: str) -> None:
     engine.dispose()
 
 
-def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
-
-
 def _worker(store: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*CLI, "worker", "--store", store, "--json", "--as", "platform", "--name", "Acme",
+        [*COMMAND, "worker", "--store", store, "--json", "--as", "platform", "--name", "Acme",
          *FAST, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -133,7 +120,7 @@ def _signalled(
     """A worker on ``store``, sent ``signals`` (a second apart, each while it still
     runs) once ``ready(worker)`` returns: its exit status and its stderr. Killed on the
     way out if it did not stop."""
-    worker = subprocess.Popen([*CLI, "worker", "--store", store, *FAST],
+    worker = subprocess.Popen([*COMMAND, "worker", "--store", store, *FAST],
                               stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         ready(worker)
@@ -174,14 +161,14 @@ def test_a_worker_killed_mid_job_loses_nothing_and_writes_once(
     origin, agent = stalling_agent
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
-        card_url = ledger.add(_old_record(origin)).card_url
+        card_url = ledger.add(old_record(origin)).card_url
     _received_long_ago(store)
 
-    scheduled = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
+    scheduled = command("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
     assert scheduled.returncode == 0, scheduled.stderr
     assert json.loads(scheduled.stdout) == {"enqueued": [card_url], "already_queued": []}
     # Scheduling again while the job waits enqueues nothing more.
-    again = _cli("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
+    again = command("ledger", "schedule", "--older-than", "1d", "--store", store, "--json")
     assert json.loads(again.stdout) == {"enqueued": [], "already_queued": [card_url]}
 
     first = _worker(store)
@@ -223,17 +210,17 @@ def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_mo
     store = postgres_server.database()
     origin = "http://127.0.0.1:9"  # never contacted: the job finds its record first
     with Ledger.open(store) as ledger:
-        card_url = ledger.add(_old_record(origin)).card_url
+        card_url = ledger.add(old_record(origin)).card_url
     _received_long_ago(store)
-    assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+    assert command("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
     [(job_id, status, _)] = _jobs(store)
     assert status == "todo"
-    fresh = json.loads(_old_record(origin))
+    fresh = json.loads(old_record(origin))
     fresh["finished_at"] = "2026-01-01T00:00:00.000Z"
     with Ledger.open(store) as ledger:
         written = ledger.add(json.dumps(fresh).encode(), job_key=f"job:{job_id}")
 
-    done = _cli("worker", "--store", store, "--once", "--json", *FAST)
+    done = command("worker", "--store", store, "--once", "--json", *FAST)
     assert done.returncode == 0, done.stderr
     [line] = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
     assert (line["stored"], line["id"]) == (False, written.id)
@@ -246,7 +233,7 @@ def test_a_job_whose_record_was_written_before_its_worker_died_writes_nothing_mo
 def test_workers_and_schedule_need_postgresql(tmp_path: Path) -> None:
     store = str(tmp_path / "one.db")
     for args in (["worker", "--once"], ["ledger", "schedule", "--older-than", "1d"]):
-        done = _cli(*args, "--store", store)
+        done = command(*args, "--store", store)
         assert done.returncode == 2
         assert "need a PostgreSQL store" in done.stderr
         assert "[jobs_need_postgresql]" in done.stderr
@@ -257,14 +244,14 @@ def test_a_store_whose_queue_is_gone_is_one_clear_line(postgres_server: Server) 
     # Bad input of any kind gets a fixed error, never a traceback (quality bar).
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
-        ledger.add(_old_record("http://127.0.0.1:9"))
+        ledger.add(old_record("http://127.0.0.1:9"))
     _received_long_ago(store)
     engine = sa.create_engine(store.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.begin() as connection:
         connection.execute(sa.text("DROP TABLE procrastinate_jobs CASCADE"))
     engine.dispose()
     for args in (["ledger", "schedule", "--older-than", "1d"], ["worker", "--once"]):
-        done = _cli(*args, "--store", store)
+        done = command(*args, "--store", store)
         assert done.returncode == 2, done.stderr
         assert "the job queue in the store cannot be reached [store_unavailable]" in done.stderr
         assert "Traceback" not in done.stderr
@@ -287,10 +274,10 @@ def test_worker_lines_carry_times_and_a_stopped_worker_says_so(postgres_server: 
     # with Ctrl-C (or --once at the end of the queue) ends with a line saying so.
     store = postgres_server.database()
     with Ledger.open(store) as ledger:
-        ledger.add(_old_record("http://127.0.0.1:9"))  # a closed port: quickly unreachable
+        ledger.add(old_record("http://127.0.0.1:9"))  # a closed port: quickly unreachable
     _received_long_ago(store)
-    assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
-    done = _cli("worker", "--store", store, "--once", *FAST)
+    assert command("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+    done = command("worker", "--store", store, "--once", *FAST)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert lines and all(STAMPED.match(line) for line in lines), done.stderr
@@ -335,9 +322,9 @@ def test_a_second_ctrl_c_stops_a_busy_worker_at_once(postgres_server: Server) ->
         silent.listen(16)  # connections are queued, never accepted
         origin = f"http://127.0.0.1:{silent.getsockname()[1]}"
         with Ledger.open(store) as ledger:
-            ledger.add(_old_record(origin))
+            ledger.add(old_record(origin))
         _received_long_ago(store)
-        assert _cli("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
+        assert command("ledger", "schedule", "--older-than", "1d", "--store", store).returncode == 0
 
         def busy(_: subprocess.Popen[str]) -> None:
             _wait(lambda: [j.status for j in _jobs(store)] == ["doing"], 30, "the job taken")

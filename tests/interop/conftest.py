@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from processes import tail
 
 from needs import binary, need
 
@@ -37,10 +38,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 def _install(argv: Sequence[str], cwd: Path, what: str) -> None:
     try:
         done = subprocess.run(
@@ -52,7 +49,7 @@ def _install(argv: Sequence[str], cwd: Path, what: str) -> None:
     need(
         done.returncode == 0,
         what,
-        f"{' '.join(argv)} exited {done.returncode}:\n{_tail(done.stdout + done.stderr)}",
+        f"{' '.join(argv)} exited {done.returncode}:\n{tail(done.stdout + done.stderr)}",
     )
 
 

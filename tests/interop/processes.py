@@ -5,9 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -16,20 +14,15 @@ from typing import Any
 
 import httpx
 import pytest
+from cards import PROPOSAL_FILE, PROPOSAL_PATH
+
+from support.cli import COMMAND
 
 START_SECONDS = 30  # the bound on a process getting ready
-CLI = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]
 
 
-def _tail(text: str, lines: int = 15) -> str:
+def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -60,7 +53,7 @@ def running(
         deadline = time.monotonic() + START_SECONDS
         while True:
             if popen.poll() is not None:
-                pytest.fail(f"{argv[1]} exited {popen.returncode}:\n{_tail(process.output())}")
+                pytest.fail(f"{argv[1]} exited {popen.returncode}:\n{tail(process.output())}")
             try:
                 if httpx.get(process.origin + ready, timeout=2).status_code == 200:
                     break
@@ -86,13 +79,13 @@ def write_json(path: Path, value: object) -> Path:
 
 
 def proxy_argv(upstream: str, port: int, *extra: str) -> list[str]:
-    return [*CLI, "proxy", "--upstream", upstream, "--port", str(port), *extra]
+    return [*COMMAND, "proxy", "--upstream", upstream, "--port", str(port), *extra]
 
 
 def verify(origin: str, *extra: str) -> tuple[int, dict[str, Any]]:
     """``a2a-interview verify ORIGIN --json``: the exit code and the record."""
     done = subprocess.run(
-        [*CLI, "verify", origin, "--json", "--churn-delay", "0", *extra],
+        [*COMMAND, "verify", origin, "--json", "--churn-delay", "0", *extra],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
@@ -102,3 +95,15 @@ def verify(origin: str, *extra: str) -> tuple[int, dict[str, Any]]:
 
 def conflicts(record: dict[str, Any]) -> list[Any]:
     return [c for run in record.get("runs", []) for c in run.get("conflicts", [])]
+
+
+AGENT = Path(__file__).resolve().parent / "a2a03_agent.py"
+
+
+def a2a03_argv(python: Path, port: int, url: str, *extra: str) -> list[str]:
+    return [str(python), str(AGENT), "--port", str(port), "--url", url, *extra]
+
+
+def js_agent_argv(node: str, js: Path, port: int, card_file: Path, *extra: str) -> list[str]:
+    return [node, str(js / "agent.mjs"), "--port", str(port), "--card", str(card_file),
+            "--file", f"{PROPOSAL_PATH}={PROPOSAL_FILE}", *extra]  # fmt: skip

@@ -24,9 +24,11 @@ from typing import Any
 import httpx
 import pytest
 from cards import Keys
-from processes import CLI, START_SECONDS, free_port, proxy_argv, running, write_json
+from processes import START_SECONDS, proxy_argv, running, write_json
 
 from needs import ROOT, binary
+from support.cli import COMMAND
+from support.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 CARD = "/.well-known/agent-card.json"
@@ -203,7 +205,7 @@ def env() -> dict[str, str]:
 def run_verify(url: str, *extra: str) -> tuple[int, dict[str, Any], str]:
     """``a2a-interview verify URL --json``: exit code, record, stderr."""
     done = subprocess.run(
-        [*CLI, "verify", url, "--json", "--churn-delay", "0", *extra],
+        [*COMMAND, "verify", url, "--json", "--churn-delay", "0", *extra],
         capture_output=True, text=True, timeout=120, check=False, env=env(),
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
@@ -220,7 +222,7 @@ def run_verify_many(
     creds = write_json(tmp / "credentials.json", credentials)
     out = tmp / "records.jsonl"
     done = subprocess.run(
-        [*CLI, "verify-many", str(listed), "--out", str(out), "--credentials", str(creds),
+        [*COMMAND, "verify-many", str(listed), "--out", str(out), "--credentials", str(creds),
          "--churn-delay", "0", "--workers", "1", "--no-progress"],
         capture_output=True, text=True, timeout=180, check=False, env=env(),
     )  # fmt: skip

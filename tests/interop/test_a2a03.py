@@ -10,22 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from processes import conflicts, free_port, proxy_argv, running, verify
+from processes import a2a03_argv, conflicts, proxy_argv, running, verify
 
 from a2a_interview.spec import INTERVIEW_URI
-
-AGENT = Path(__file__).resolve().parent / "a2a03_agent.py"
-
-
-def agent_argv(python: Path, port: int, url: str, *extra: str) -> list[str]:
-    return [str(python), str(AGENT), "--port", str(port), "--url", url, *extra]
+from support.ports import free_port
 
 
 def test_the_03_agent_direct_is_not_offered(a2a03_python: Path, tmp_path: Path) -> None:
     # PROFILE §7: no interview entry on the card: not_offered, exit 4.
     port = free_port()
     origin = f"http://127.0.0.1:{port}"
-    with running(agent_argv(a2a03_python, port, origin + "/"), port, tmp_path):
+    with running(a2a03_argv(a2a03_python, port, origin + "/"), port, tmp_path):
         card = httpx.get(origin + "/.well-known/agent-card.json").json()
         code, record = verify(origin)
     assert card["protocolVersion"] == "0.3.0" and "supportedInterfaces" not in card
@@ -39,7 +34,7 @@ def test_the_03_agent_behind_the_proxy_with_a_declaring_card_is_consistent(
     # proxy answers it, the agent never sees an interview call: consistent.
     agent_port, proxy_port = free_port(), free_port()
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
-    argv = agent_argv(a2a03_python, agent_port, public + "/", "--declare")
+    argv = a2a03_argv(a2a03_python, agent_port, public + "/", "--declare")
     with (
         running(argv, agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port), proxy_port, tmp_path),
@@ -64,7 +59,7 @@ def test_declare_in_front_of_the_undeclared_03_agent_is_consistent(
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare")
     with (
-        running(agent_argv(a2a03_python, agent_port, agent + "/"), agent_port, tmp_path),
+        running(a2a03_argv(a2a03_python, agent_port, agent + "/"), agent_port, tmp_path),
         running(argv, proxy_port, tmp_path),
     ):
         code, record = verify(public)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from processes import free_port, proxy_argv, running
-from test_a2a03 import agent_argv
+from processes import a2a03_argv, proxy_argv, running
 
 from a2a_interview.spec import INTERVIEW_URI
+from support.ports import free_port
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
 ORDINARY = b'{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"id":"none"}}'
@@ -28,7 +28,7 @@ def test_the_proxy_answers_the_03_agents_interview_under_any_version(
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare")
     json_type = {"Content-Type": "application/json"}
     with (
-        running(agent_argv(a2a03_python, agent_port, agent + "/"), agent_port, tmp_path),
+        running(a2a03_argv(a2a03_python, agent_port, agent + "/"), agent_port, tmp_path),
         running(argv, proxy_port, tmp_path),
         httpx.Client(timeout=20) as http,
     ):

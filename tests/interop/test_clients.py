@@ -24,10 +24,11 @@ from typing import Any
 import anyio
 import httpx
 from cards import PROPOSAL_FILE, PROPOSAL_PATH, card
-from processes import free_port, proxy_argv, running, write_json
+from processes import proxy_argv, running, write_json
 
 from a2a_interview.jcs import canonicalize
 from a2a_interview.spec import INTERVIEW_URI
+from support.ports import free_port
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

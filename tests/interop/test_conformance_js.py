@@ -1,6 +1,6 @@
 """The conformance runner against the proxy in front of a stock ``@a2a-js/sdk`` agent
 (docs/conformance.md, D-CONF-6): real processes on loopback ports (node, the proxy, the
-CLI), every call the runner derives from the card the proxy serves."""
+COMMAND), every call the runner derives from the card the proxy serves."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from cards import card
-from processes import CLI, free_port, proxy_argv, running, write_json
-from test_js_agent import agent_argv
+from processes import js_agent_argv, proxy_argv, running, write_json
+
+from support.cli import COMMAND
+from support.ports import free_port
 
 
 def test_the_proxy_in_front_of_the_js_agent_passes_the_runner(
@@ -23,11 +25,11 @@ def test_the_proxy_in_front_of_the_js_agent_passes_the_runner(
     card_file = write_json(tmp_path / "card.json", card(public))
     junit = tmp_path / "conformance.xml"
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):
         done = subprocess.run(
-            [*CLI, "conformance", public, "--junit", str(junit)],
+            [*COMMAND, "conformance", public, "--junit", str(junit)],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

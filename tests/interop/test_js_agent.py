@@ -18,22 +18,11 @@ from typing import Any
 
 import httpx
 import pytest
-from cards import PROPOSAL_FILE, PROPOSAL_PATH, Keys, card, sign_js
-from processes import (
-    conflicts,
-    free_port,
-    proxy_argv,
-    running,
-    verify,
-    write_json,
-)
+from cards import Keys, card, sign_js
+from processes import conflicts, js_agent_argv, proxy_argv, running, verify, write_json
 
 from a2a_interview.spec import INTERVIEW_URI
-
-
-def agent_argv(node: str, js: Path, port: int, card_file: Path, *extra: str) -> list[str]:
-    return [node, str(js / "agent.mjs"), "--port", str(port), "--card", str(card_file),
-            "--file", f"{PROPOSAL_PATH}={PROPOSAL_FILE}", *extra]  # fmt: skip
+from support.ports import free_port
 
 
 def js_client(node: str, js: Path, card_url: str, transport: str, *extra: str) -> Any:
@@ -54,7 +43,7 @@ def test_the_undeclared_js_agent_direct_is_not_offered(node: str, js: Path, tmp_
     port = free_port()
     origin = f"http://127.0.0.1:{port}"
     card_file = write_json(tmp_path / "card.json", card(origin, declare=False, terms=False))
-    with running(agent_argv(node, js, port, card_file), port, tmp_path):
+    with running(js_agent_argv(node, js, port, card_file), port, tmp_path):
         code, record = verify(origin)
     assert (code, record["outcome"]) == (4, "not_offered")
 
@@ -73,7 +62,7 @@ def test_js_client_gets_the_same_results_through_the_proxy_as_direct(
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
     card_file = write_json(tmp_path / "card.json", card(public, terms=False))
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port), proxy_port, tmp_path),
     ):
         card_path = "/.well-known/agent-card.json"
@@ -103,7 +92,7 @@ def test_verify_through_the_proxy_is_consistent(node: str, js: Path, tmp_path: P
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
     card_file = write_json(tmp_path / "card.json", card(public))
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):
         code, record = verify(public)
@@ -122,7 +111,7 @@ def test_verify_through_the_proxy_of_a_js_signed_card_is_consistent(
     card_file = write_json(tmp_path / "card.json", card(public))
     signing = ("--key", str(keys.jwk), "--kid", keys.kid)
     with (
-        running(agent_argv(node, js, agent_port, card_file, *signing), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file, *signing), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):
         code, record = verify(public, "--jwks", str(keys.jwks))
@@ -142,7 +131,7 @@ def test_js_signed_card_served_by_the_agent_is_signed_by_the_sdk(
     authored = card(origin)
     card_file = write_json(tmp_path / "card.json", authored)
     signing = ("--key", str(keys.jwk), "--kid", keys.kid)
-    with running(agent_argv(node, js, port, card_file, *signing), port, tmp_path):
+    with running(js_agent_argv(node, js, port, card_file, *signing), port, tmp_path):
         served = httpx.get(origin + "/.well-known/agent-card.json").json()
     offline = sign_js(node, js, authored, keys.jwk, keys.kid, tmp_path)
     assert {k: v for k, v in served.items() if k != "signatures"} == authored
@@ -159,7 +148,7 @@ def test_declare_in_front_of_the_undeclared_js_agent_is_consistent(
     card_file = write_json(tmp_path / "card.json", card(agent, declare=False, terms=False))
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare")
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(argv, proxy_port, tmp_path),
     ):
         code, record = verify(public)
@@ -207,7 +196,7 @@ def _legacy_agent_and_proxy(node: str, js: Path, tmp_path: Path) -> Iterator[tup
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
     card_file = write_json(tmp_path / "card.json", card(public, terms=False, legacy=True))
     with (
-        running(agent_argv(node, js, agent_port, card_file, "--legacy", "on"), agent_port,
+        running(js_agent_argv(node, js, agent_port, card_file, "--legacy", "on"), agent_port,
                 tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
     ):  # fmt: skip
@@ -285,7 +274,7 @@ def test_verify_of_the_signed_legacy_js_agent_behind_declare_is_consistent(
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare",
                       "--card-key", str(keys.jwk), "--kid", keys.kid)  # fmt: skip
     with (
-        running(agent_argv(node, js, agent_port, card_file, "--legacy", "on", *signing),
+        running(js_agent_argv(node, js, agent_port, card_file, "--legacy", "on", *signing),
                 agent_port, tmp_path),
         running(argv, proxy_port, tmp_path),
     ):  # fmt: skip
@@ -340,7 +329,7 @@ def test_compressed_and_case_variant_interview_calls_never_reach_the_js_agent(
         ("/a2a/jsonrpc", {"Content-Encoding": "gzip, gzip"}, gzip.compress(gzip.compress(call))),
     ]
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
         httpx.Client(timeout=20) as http,
     ):
@@ -365,7 +354,7 @@ def test_version_negotiation_through_the_proxy_is_the_js_agents(
     ordinary = b'{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"none"}}'
     call = b'{"jsonrpc":"2.0","id":7,"method":"interview/identity"}'
     with (
-        running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path),
         running(proxy_argv(agent, proxy_port, "--public-url", public), proxy_port, tmp_path),
         httpx.Client(timeout=20) as http,
     ):

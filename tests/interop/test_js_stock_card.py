@@ -15,11 +15,11 @@ from typing import Any
 
 import httpx
 from cards import Keys, card, verify_js, verify_python
-from processes import conflicts, free_port, proxy_argv, running, verify, write_json
-from test_js_agent import agent_argv
+from processes import conflicts, js_agent_argv, proxy_argv, running, verify, write_json
 
 from a2a_interview.server.proxy.upstream import PROXY_JWKS_PATH
 from a2a_interview.spec import INTERVIEW_URI
+from support.ports import free_port
 
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -40,7 +40,7 @@ def test_declare_in_front_of_a_stock_unsigned_js_agent_starts_and_is_consistent(
     agent, public = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{proxy_port}"
     card_file = write_json(tmp_path / "card.json", typed(card(agent, declare=False, terms=False)))
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare")
-    with running(agent_argv(node, js, agent_port, card_file), agent_port, tmp_path):
+    with running(js_agent_argv(node, js, agent_port, card_file), agent_port, tmp_path):
         direct = httpx.get(agent + CARD_PATH, timeout=10).json()
         with running(argv, proxy_port, tmp_path):
             served = httpx.get(public + CARD_PATH, timeout=10).json()
@@ -68,7 +68,7 @@ def test_require_signature_through_the_proxy_of_a_signed_js_agent_needs_no_pinne
     argv = proxy_argv(agent, proxy_port, "--public-url", public, "--declare",
                       "--card-key", str(proxy_keys.jwk), "--kid", proxy_keys.kid)  # fmt: skip
     with (
-        running(agent_argv(node, js, agent_port, card_file, *signing), agent_port, tmp_path),
+        running(js_agent_argv(node, js, agent_port, card_file, *signing), agent_port, tmp_path),
         running(argv, proxy_port, tmp_path),
     ):
         served = httpx.get(public + CARD_PATH, timeout=10).json()

@@ -34,10 +34,11 @@ from cards import (
     verify_js,
     verify_python,
 )
-from processes import free_port, proxy_argv, running
+from processes import proxy_argv, running
 
 from a2a_interview.cardsig import load_private_key, sign_card, verify_card
-from servers import serve
+from support.ports import free_port
+from support.servers import serve
 
 CARD_PATH = "/.well-known/agent-card.json"
 ORIGIN = "https://agent.example"

@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from processes import CLI, write_json
+from processes import write_json
 from stock_lab import (
     CARD,
     TOKEN,
@@ -53,6 +53,7 @@ from a2a_interview.cardsig import generate_key, private_jwk, public_jwk, verify_
 from a2a_interview.errors import InterviewError
 from a2a_interview.jose import b64d
 from a2a_interview.spec import INTERVIEW_URI
+from support.cli import COMMAND
 
 ANSWER, RAISES, REFUSED = "answer", "raises", "refused to start"
 
@@ -398,14 +399,14 @@ def _card_sign(target: Target, tmp: Path) -> Got:
     jwks = write_json(tmp / "jwks.json", key.jwks)
     signed = tmp / "signed.json"
     done = subprocess.run(
-        [*CLI, "card", "sign", str(served), "--key", str(key.private), "--kid", PROXY_KID],
+        [*COMMAND, "card", "sign", str(served), "--key", str(key.private), "--kid", PROXY_KID],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     if done.returncode != 0:
         return Got(f"card sign exit {done.returncode}", done.returncode, done.stderr)
     signed.write_text(done.stdout, "utf-8")
     checked = subprocess.run(
-        [*CLI, "card", "verify", str(signed), "--jwks", str(jwks)],
+        [*COMMAND, "card", "verify", str(signed), "--jwks", str(jwks)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     outcome = "verified" if "status:     verified" in checked.stdout else checked.stdout

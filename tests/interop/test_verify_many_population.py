@@ -26,10 +26,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cards import PROPOSAL_FILE, PROPOSAL_PATH, Keys, card
-from processes import CLI, free_port, proxy_argv, running, write_json
+from processes import proxy_argv, running, write_json
 
 from a2a_interview import demo, reference
-from servers import serve_many
+from support.cli import COMMAND
+from support.ports import free_port
+from support.servers import serve_many
 
 TOKEN = "population-token-0f3a"
 
@@ -145,7 +147,7 @@ def test_a_mixed_population_gets_the_right_outcomes(
                                  {auth: {"bearer_env": "POPULATION_TOKEN"}})  # fmt: skip
         out = tmp_path / "records.jsonl"
         done = subprocess.run(
-            [*CLI, "verify-many", str(listing), "--out", str(out), "--no-progress",
+            [*COMMAND, "verify-many", str(listing), "--out", str(out), "--no-progress",
              "--churn-delay", "0", "--credentials", str(credentials),
              "--jwks", str(keys.jwks)],
             capture_output=True, text=True, timeout=300, check=False,

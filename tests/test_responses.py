@@ -73,7 +73,7 @@ def test_an_answer_of_the_binding_is_any_response_of_its_shape(
 
 
 def test_a_well_formed_answer_is_an_answer_of_either_binding() -> None:
-    from test_checks import answer
+    from support.checks import answer
 
     body = answer("identity")
     assert _answer_of(HTTP_JSON, body)

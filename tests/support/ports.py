@@ -1,0 +1,35 @@
+"""Loopback ports and sockets for tests: free ones to listen on, closed ones to be
+refused by."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound, then freed): for a child process that binds
+    it itself; another program may take it first (D-TEST-27), so callers retry."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def free_socket() -> socket.socket:
+    """A listening loopback socket on a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, for as long as the block runs: bound, never
+    listening, so a connection is refused and no other program can take the port (a
+    port freed and then named could be listening again by the time it is used)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
