@@ -403,8 +403,7 @@ def _changing(question: str, every: bool = False) -> Callable[[str], Any]:
 def changed(document: dict[str, Any]) -> bool:
     """Caught under determinism (changed_between_asks) in both runs: non_conformant."""
     return document["outcome"] == "non_conformant" and all(
-        any(c["reason"] == "changed_between_asks" for c in r["conflicts"])
-        for r in document["runs"]
+        any(c["reason"] == "changed_between_asks" for c in r["conflicts"]) for r in document["runs"]
     )
 
 
