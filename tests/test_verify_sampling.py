@@ -385,9 +385,10 @@ def _changing(question: str, every: bool = False) -> Callable[[str], Any]:
     determinism can see it: a second ask's answer is compared, never judged."""
 
     def edit(call: Call, result: Any) -> Any:
-        if (every or call.question == question) and call.n % 2 == 1:
+        answered = isinstance(result, dict) and "projections" in result  # not a refusal
+        if answered and (every or call.question == question) and call.n % 2 == 1:
             result = copy.deepcopy(result)
-            projections = result.setdefault("projections", [])
+            projections = result["projections"]
             projections.reverse()
             if len(projections) < 2:
                 projections.append({"changed": call.n})
