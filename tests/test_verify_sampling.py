@@ -443,6 +443,31 @@ async def test_a_second_ask_that_changes_every_answer_is_caught_on_every_draw() 
     assert len(drawn) > 1  # the draws differed, the catch did not
 
 
+async def test_determinism_is_passed_only_when_a_second_ask_was_compared() -> None:
+    """D-VERIFY-72, PROFILE §7: ``determinism`` passes only when some answer was
+    compared with a second ask of it (the ask made twice, or another binding's). With
+    its HTTP+JSON interface dead, the agent is interviewed on JSON-RPC alone: when the
+    draw makes the ask twice on HTTP+JSON (none made: ``asked_twice`` empty), the check
+    is ``skipped``, never ``passed``; on JSON-RPC, ``passed``."""
+    dead = closed_port_url() + REST_PATH
+
+    def card(card: dict[str, Any]) -> dict[str, Any]:
+        card = grown(2, 2)(card)
+        card["supportedInterfaces"][-1]["url"] = dead
+        return card
+
+    statuses = {}
+    for seed in range(8):
+        document = await run(lambda o: honest(o, edit_card=card, self_check=False),
+                             rng=random.Random(seed))  # fmt: skip
+        assert document["outcome"] == "consistent", seed
+        twice = document["runs"][0]["sampling"]["asked_twice"]
+        status = document["checks"]["determinism"]
+        assert status == ("passed" if twice else "skipped"), (seed, twice, status)
+        statuses[status] = seed
+    assert set(statuses) == {"passed", "skipped"}  # both draws happen
+
+
 # --- the command line -------------------------------------------------------------------
 
 

@@ -250,6 +250,7 @@ class _Procedure:
             for (question, skill), body in got.items():
                 first = answers.setdefault((variant.digest, question, skill), (interface.url, body))
                 if first[0] != interface.url:
+                    state.performed.add(Check.determinism)  # a second ask, on another
                     where = Where(interface.url, question, skill)
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
         for host, members in unresolved.items():

@@ -53,7 +53,7 @@ async def interview(
 ) -> dict[tuple[str, str | None], bytes]:
     """Interview one interface; returns each question's answer bytes for the
     cross-interface comparison. Unless ``twice``, each question is asked once: its
-    determinism is then the agreement with the interface asked twice. With a
+    determinism is then the agreement with another interface's answer. With a
     ``sampler`` that is not thorough, each selector question is asked with the skill
     ids it draws (D-VERIFY-63), else with every declared one (at most ``max_skills``),
     and ``twice`` is the sampler's: the one ask it draws, on its binding (D-VERIFY-72)."""
@@ -96,12 +96,13 @@ async def interview(
             exchanges.append(second_exchange)
             if asked is not None:
                 asked.twice.append((url, question, skill))
-        state.performed.update((Check.activation_echo, Check.answer_shape, Check.determinism))
+        state.performed.update((Check.activation_echo, Check.answer_shape))
         for exchange in exchanges:
             state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
         answer, shape = check_answer(first, where)
         state.add(shape)
         if repeat:
+            state.performed.add(Check.determinism)
             state.add(check_determinism(first, second, where))
         if first.canonical is not None:
             answers[question, skill] = first.canonical
