@@ -236,7 +236,8 @@ def _sampled(sampling: dict[str, Any]) -> str | None:
         for item in map(_obj, _list(sampling.get("interfaces")))
     ]
     if "asked_twice" in sampling:  # D-VERIFY-72 (a 0.6.0 record has none)
-        asked.append(f"{len(_list(sampling.get('asked_twice')))} ask made twice")
+        twice = len(_list(sampling.get("asked_twice")))
+        asked.append(f"{twice} ask{'' if twice == 1 else 's'} made twice (determinism)")
     return "Sampled (--thorough asks every skill selector on every interface): " + "; ".join(asked)
 
 
