@@ -54,12 +54,14 @@ def repeat_probability(
     bindings: int, skills: int, per_question: int = SELECTORS_PER_QUESTION, *,
     selector: bool = False, every_binding: bool = False,
 ) -> float:  # fmt: skip
-    """The probability per sampled run that the ask made twice (D-VERIFY-72) is one
-    given ask: a question without selector, or (``selector``) one selector question with
-    one given skill id of ``skills``, on one binding of ``bindings`` (on any of them
-    with ``every_binding``). ``A`` asks a binding: the five, and ``k`` per selector
-    question; the binding is drawn with probability ``1/B``, the ask ``1/A``, and a
-    selector ask holds a given skill id with probability ``1/n`` (``k`` of its ``A``)."""
+    """The probability per sampled run that the ask made twice (D-VERIFY-72) is a given
+    one: a question without selector, or (``selector``) one selector question with one
+    given skill id of the ``skills`` declared, on one given binding of ``bindings``
+    (on any binding with ``every_binding``: an agent changing its answers on each). A
+    binding is asked ``A`` asks, the five and ``k`` per selector question; the binding
+    is drawn with probability ``1/B`` and the ask with ``1/A``, and the ``k`` asks of a
+    selector question hold the given skill id with probability ``k/n`` in all (the ids
+    drawn uniformly), so that pair is the drawn ask with ``k/(A*n)``."""
     k = min(per_question, skills)
     asks = len(QUESTIONS) + len(SELECTING) * k
     chance = (k / asks) * (1 / skills) if selector else 1 / asks
