@@ -5,9 +5,10 @@
 
 The core-only test agent (``tests/agents.py``) grown to N skills and served on loopback
 on 3 interfaces (two JSON-RPC, one HTTP+JSON, of one card variant) is verified once in
-each mode; the interview calls are counted from the record (``runs[0].calls``), split into
-those with a skill selector and the rest. A count, not a time: the same on any machine.
-Docs: docs/benchmarks.md "Calls of one run"; docs/decisions.md D-VERIFY-63.
+each mode; the interview calls are counted from the record (``runs[0].calls``), by binding
+(JSON-RPC, HTTP+JSON), and those with a skill selector. A count, not a time: the same on
+any machine. Docs: docs/benchmarks.md "Calls of one run"; docs/decisions.md D-VERIFY-63,
+D-VERIFY-72.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def grown(skills: int) -> Any:
     return lambda origin: honest(origin, edit_card=edit, self_check=False)
 
 
-def count(skills: int, *, thorough: bool, seed: int) -> tuple[str, int, int]:
+def count(skills: int, *, thorough: bool, seed: int) -> tuple[str, int, dict[str, int], int]:
     async def run(origin: str) -> dict[str, Any]:
         record = await verify(
             origin, churn_delay=0, thorough=thorough, rng=random.Random(seed), max_skills=None
@@ -63,7 +64,8 @@ def count(skills: int, *, thorough: bool, seed: int) -> tuple[str, int, int]:
         document = anyio.run(run, origin)
     calls = document["runs"][0]["calls"]
     selected = sum(1 for c in calls if isinstance(c["params"], dict) and "skill" in c["params"])
-    return document["outcome"], len(calls), selected
+    bindings = {b: sum(1 for c in calls if c["binding"] == b) for b in ("JSONRPC", "HTTP+JSON")}
+    return document["outcome"], len(calls), bindings, selected
 
 
 def main() -> int:
@@ -71,13 +73,17 @@ def main() -> int:
     parser.add_argument("--skills", type=int, nargs="+", default=[2, 100], metavar="N")
     parser.add_argument("--seed", type=int, default=1, help="the sampled run's draw")
     args = parser.parse_args()
-    print("| skills | interfaces | mode | outcome | interview calls | of them with a selector |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| skills | interfaces | mode | outcome | interview calls "
+        "| JSON-RPC (2 interfaces) | HTTP+JSON (1) | of them with a selector |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for skills in args.skills:
         for thorough in (False, True):
-            outcome, calls, selected = count(skills, thorough=thorough, seed=args.seed)
+            outcome, calls, bindings, selected = count(skills, thorough=thorough, seed=args.seed)
             mode = "`--thorough`" if thorough else "default (sampled)"
-            print(f"| {skills} | 3 | {mode} | {outcome} | {calls} | {selected} |")
+            rpc, rest = bindings["JSONRPC"], bindings["HTTP+JSON"]
+            print(f"| {skills} | 3 | {mode} | {outcome} | {calls} | {rpc} | {rest} | {selected} |")
     return 0
 
 

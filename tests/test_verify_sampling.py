@@ -22,12 +22,19 @@ import jsonschema
 import pytest
 
 from a2a_interview import reference
+from a2a_interview.checks import Binding, Interface
 from a2a_interview.cli import main
 from a2a_interview.record import schema
 from a2a_interview.report import render_report
 from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS
 from a2a_interview.verifier import verify
-from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION, Asked, Sampler
+from a2a_interview.verifier.sampling import (
+    SELECTING,
+    SELECTORS_PER_QUESTION,
+    Asked,
+    Sampler,
+    repeat_probability,
+)
 from agents import JSONRPC_PATH, REST_PATH, Call, honest, rewrite_results
 from support.servers import closed_port_url, serve
 
@@ -90,14 +97,22 @@ async def run(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
     return document
 
 
-def expected_calls(skills: int, bindings: int, second: int) -> int:
-    """One run's interview calls: on the first interface, the inactive probe, every
-    question twice (the five, then each selector question per skill), the two closure
-    probes; on each of ``second`` further interfaces of the same card variant, every
-    question once ("Defaults that fit", D-CLI-8)."""
+def expected_calls(skills: int, bindings: int, second: int, *, thorough: bool) -> int:
+    """One run's interview calls. Thorough: on the first interface, the inactive probe,
+    every question twice (the five, then each selector question per skill), the two
+    closure probes; on each of ``second`` further interfaces of the same card variant,
+    every question once ("Defaults that fit", D-CLI-8). Sampled (D-VERIFY-72): on each
+    of ``bindings`` bindings, the probe, every question once (``skills`` = k selector
+    ids), the two closure probes; and one drawn ask made a second time."""
     asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
+    if thorough:
+        return (1 + 2 * asks + 2) + second * (1 + asks + 2)
     assert bindings >= 1
-    return (1 + 2 * asks + 2) + second * (1 + asks + 2)
+    return bindings * (1 + asks + 2) + 1
+
+
+def per_binding(calls: list[dict[str, Any]]) -> dict[str, int]:
+    return dict(Counter(c["binding"] for c in calls))
 
 
 def lied(document: dict[str, Any]) -> bool:
@@ -113,17 +128,24 @@ def lied(document: dict[str, Any]) -> bool:
 # --- what a run costs -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("skills", "interfaces"), [(2, 2), (2, 3), (3, 2), (100, 3)])
+@pytest.mark.parametrize(
+    ("skills", "interfaces"), [(2, 1), (2, 2), (2, 3), (3, 2), (100, 1), (100, 3)]
+)
 async def test_a_default_run_makes_as_many_calls_whatever_the_card(
     skills: int, interfaces: int
 ) -> None:
-    """D-VERIFY-63: a default run's interview calls do not grow with the skills or the
-    interfaces: each binding on one interface, k skill ids per selector question."""
+    """D-VERIFY-63, D-VERIFY-72: a default run's interview calls do not grow with the
+    skills or the interfaces: each binding on one interface, k skill ids per selector
+    question, each question once, one drawn ask twice. So a binding costs at most
+    ``1 + (5 + 2k) + 2 + 1`` calls, and every binding but the drawn one a call less."""
     document = await run(agent(skills, interfaces), rng=random.Random(skills))
     assert document["outcome"] == "consistent"
     (only,) = document["runs"]
-    # Two bindings: the first asked twice, the second once, of one card variant.
-    assert len(only["calls"]) == expected_calls(K, 2, 1)
+    bindings = 1 if interfaces == 1 else 2
+    assert len(only["calls"]) == expected_calls(K, bindings, 0, thorough=False)
+    once = 1 + len(QUESTIONS) + len(SELECTOR_QUESTIONS) * K + 2
+    counts = sorted(per_binding(only["calls"]).values())
+    assert counts == [once] * (bindings - 1) + [once + 1], counts
 
 
 @pytest.mark.parametrize(("skills", "interfaces"), [(2, 3), (100, 3)])
@@ -135,7 +157,7 @@ async def test_a_thorough_run_asks_every_skill_on_every_interface(
     assert document["outcome"] == "consistent"
     (only,) = document["runs"]
     assert only["sampling"] == {"mode": "thorough"}
-    assert len(only["calls"]) == expected_calls(skills, 2, interfaces - 1)
+    assert len(only["calls"]) == expected_calls(skills, 2, interfaces - 1, thorough=True)
 
 
 async def test_the_record_says_what_was_sampled_and_it_is_what_was_asked() -> None:
@@ -163,9 +185,24 @@ async def test_the_record_says_what_was_sampled_and_it_is_what_was_asked() -> No
             and (c["params"] or {}).get("skill") in skill_ids
         }
         assert asked == set(ids)
+    # D-VERIFY-72: the one ask made twice, on an interface interviewed; every other ask
+    # once on each interface.
+    (twice,) = sampling["asked_twice"]
+    assert twice["interface"] in {i["interface"] for i in chosen.values()}
+    made = Counter(
+        (c["interface"], c["method"], (c["params"] or {}).get("skill"))
+        for c in only["calls"]
+        if c["activated"] and c["method"] != "interview/bogus"
+    )
+    again = (twice["interface"], "interview/" + twice["question"], twice["skill"])
+    assert made.pop(again) == 2
+    closure = [key for key in made if key[2] is not None and key[2] not in skill_ids]
+    assert len(closure) == len(chosen)  # the closure selector's, once a binding
+    assert set(made.values()) == {1}
     report = render_report(document)
     assert f"usage with {K} of 6 skill selectors" in report
     assert "JSONRPC on 1 of 2 interfaces" in report
+    assert "1 ask made twice" in report
 
 
 def _card(document: dict[str, Any]) -> dict[str, Any]:
@@ -292,6 +329,145 @@ async def test_a_binding_whose_drawn_interface_cannot_be_asked_is_asked_on_anoth
     assert set(abandoned) == {True, False}  # the dead one was drawn first, and was not
 
 
+# --- the ask made twice (D-VERIFY-72) ------------------------------------------------------
+
+
+def _interfaces(bindings: int) -> list[Interface]:
+    kinds = [Binding.JSONRPC, Binding.HTTP_JSON][:bindings]
+    return [Interface(f"https://a.example/{n}", b, "1.0", f"/i/{n}") for n, b in enumerate(kinds)]
+
+
+def _draw_twice(rng: random.Random, bindings: int, skills: list[str]) -> set[tuple[str, Any]]:
+    """One procedure's draw, as a run makes it: the interfaces, then per binding its
+    selectors and the ask it makes twice; (binding, question, skill) of that ask."""
+    sampler = Sampler(rng, K, thorough=False)
+    asked = sampler.new_run()
+    made = set()
+    for (interface,) in sampler.interfaces(_interfaces(bindings), asked):
+        chosen = {q: sampler.selectors(q, skills, None, asked) for q in SELECTING}
+        asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
+        asks += [(q, s) for s in skills for q in SELECTING if s in chosen[q]]
+        made |= {(str(interface.binding), *ask) for ask in sampler.again(interface, asks)}
+    assert len(made) == 1
+    return made
+
+
+@pytest.mark.parametrize(("bindings", "skills"), [(1, 2), (2, 2), (2, 5)])
+def test_the_ask_made_twice_is_drawn_with_the_stated_probability(
+    bindings: int, skills: int
+) -> None:
+    """D-VERIFY-72: the per-run probability ``repeat_probability`` states (the one the
+    docs give) is the sampler's: counted over 6,000 seeded draws, for a question without
+    selector on one binding and on any, and for one selector question under one skill
+    id, within 0.012 of the formula (which counts its asks from ``spec.QUESTIONS``)."""
+    ids = [f"s{n}" for n in range(skills)]
+    rng = random.Random(72)
+    seen: Counter[tuple[str, Any]] = Counter()
+    draws = 6000
+    for _ in range(draws):
+        seen.update(_draw_twice(rng, bindings, ids))
+    one = seen["JSONRPC", "capabilities", None] / draws
+    anywhere = sum(n for (_, q, s), n in seen.items() if (q, s) == ("capabilities", None))
+    selector = seen["JSONRPC", "terms", ids[-1]] / draws
+    assert abs(one - repeat_probability(bindings, skills)) < 0.012, one
+    assert abs(anywhere / draws - repeat_probability(bindings, skills, every_binding=True)) < 0.012
+    assert abs(selector - repeat_probability(bindings, skills, selector=True)) < 0.012, selector
+    # Every ask of a binding can be drawn: the formula's A asks, B bindings.
+    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * K
+    assert len({(b, q) for b, q, _ in seen}) == bindings * len(QUESTIONS)
+    assert repeat_probability(bindings, skills) == 1 / (bindings * asks)
+
+
+def _changing(question: str, every: bool = False) -> Callable[[str], Any]:
+    """The honest agent grown (4 skills, 2 bindings) whose ``question`` answers (every
+    question's, with ``every``) change on each second ask of them on a binding: only the
+    order of the projections (one more, for an answer of fewer than two), so only
+    determinism can see it: a second ask's answer is compared, never judged."""
+
+    def edit(call: Call, result: Any) -> Any:
+        answered = isinstance(result, dict) and "projections" in result  # not a refusal
+        if answered and (every or call.question == question) and call.n % 2 == 1:
+            result = copy.deepcopy(result)
+            projections = result["projections"]
+            projections.reverse()
+            if len(projections) < 2:
+                projections.append({"changed": call.n})
+        return result
+
+    def factory(origin: str) -> Any:
+        card = grown(4, 2)
+        return rewrite_results(honest(origin, edit_card=card, self_check=False), edit)
+
+    return factory
+
+
+def changed(document: dict[str, Any]) -> bool:
+    """Caught under determinism (changed_between_asks) in both runs: non_conformant."""
+    return document["outcome"] == "non_conformant" and all(
+        any(c["reason"] == "changed_between_asks" for c in r["conflicts"]) for r in document["runs"]
+    )
+
+
+async def test_a_second_ask_that_changes_one_answer_is_caught_exactly_when_drawn() -> None:
+    """D-VERIFY-72: an agent whose ``capabilities`` answer changes only on the second
+    ask of it on a binding (each binding's first ask honest, so the bytes of the two
+    bindings agree) is caught by a sampled run exactly when the ask made twice (read from
+    the record) is ``capabilities``, in both runs (the re-run makes the same ask twice,
+    D-VERIFY-64), and by a thorough run always."""
+    factory = _changing("capabilities")
+    outcomes = []
+    for seed in range(24):
+        document = await run(factory, rng=random.Random(seed))
+        (twice,) = document["runs"][0]["sampling"]["asked_twice"]
+        drawn = twice["question"] == "capabilities"
+        assert changed(document) == drawn, (seed, document["outcome"])
+        if drawn:
+            assert document["runs"][1]["sampling"] == document["runs"][0]["sampling"]
+        else:
+            assert document["outcome"] == "consistent"
+        outcomes.append(drawn)
+    assert set(outcomes) == {True, False}  # both happen: the test can fail either way
+    assert changed(await run(factory, thorough=True))
+
+
+async def test_a_second_ask_that_changes_every_answer_is_caught_on_every_draw() -> None:
+    """D-VERIFY-72: an agent whose every answer changes on its second ask on a binding
+    is caught by every sampled run, whatever is drawn: the ask made twice is one of them."""
+    factory = _changing("", every=True)
+    drawn = set()
+    for seed in range(8):
+        document = await run(factory, rng=random.Random(seed))
+        assert changed(document), (seed, document["outcome"])
+        (twice,) = document["runs"][0]["sampling"]["asked_twice"]
+        drawn.add((twice["interface"], twice["question"], twice["skill"]))
+    assert len(drawn) > 1  # the draws differed, the catch did not
+
+
+async def test_determinism_is_passed_only_when_a_second_ask_was_compared() -> None:
+    """D-VERIFY-72, PROFILE §7: ``determinism`` passes only when some answer was
+    compared with a second ask of it (the ask made twice, or another binding's). With
+    its HTTP+JSON interface dead, the agent is interviewed on JSON-RPC alone: when the
+    draw makes the ask twice on HTTP+JSON (none made: ``asked_twice`` empty), the check
+    is ``skipped``, never ``passed``; on JSON-RPC, ``passed``."""
+    dead = closed_port_url() + REST_PATH
+
+    def card(card: dict[str, Any]) -> dict[str, Any]:
+        card = grown(2, 2)(card)
+        card["supportedInterfaces"][-1]["url"] = dead
+        return card
+
+    statuses = {}
+    for seed in range(8):
+        document = await run(lambda o: honest(o, edit_card=card, self_check=False),
+                             rng=random.Random(seed))  # fmt: skip
+        assert document["outcome"] == "consistent", seed
+        twice = document["runs"][0]["sampling"]["asked_twice"]
+        status = document["checks"]["determinism"]
+        assert status == ("passed" if twice else "skipped"), (seed, twice, status)
+        statuses[status] = seed
+    assert set(statuses) == {"passed", "skipped"}  # both draws happen
+
+
 # --- the command line -------------------------------------------------------------------
 
 
@@ -307,8 +483,8 @@ def test_verify_thorough_on_the_command_line(capsys: pytest.CaptureFixture[str])
         report = capsys.readouterr().out
     assert sampled["runs"][0]["sampling"]["mode"] == "sampled"
     assert thorough["runs"][0]["sampling"] == {"mode": "thorough"}
-    assert len(sampled["runs"][0]["calls"]) == expected_calls(K, 2, 1)
-    assert len(thorough["runs"][0]["calls"]) == expected_calls(4, 2, 1)
+    assert len(sampled["runs"][0]["calls"]) == expected_calls(K, 2, 0, thorough=False)
+    assert len(thorough["runs"][0]["calls"]) == expected_calls(4, 2, 1, thorough=True)
     assert "Sampled (--thorough asks every skill selector on every interface)" in report
 
 

@@ -4,10 +4,13 @@ Each rogue is the honest agent (``agents.honest``) plus one mutation. Each test 
 the check code and reason it must be caught under, and the outcome. The honest agent,
 and the real a2a-sdk demo agent, must come out ``consistent`` with no conflict.
 
-Every test runs twice (docs/decisions.md D-TEST-45): sampled, the default run of
-D-VERIFY-63 (with a seeded source), and ``thorough``. No rogue here lies under some
-selectors or some interfaces only, so each is caught in both modes; the lies a sampled
-run catches only by its draw are in ``tests/test_verify_sampling.py``.
+Every test runs in both modes (docs/decisions.md D-TEST-45, D-TEST-56): sampled, the
+default run of D-VERIFY-63, under several seeded draws, and ``thorough``. No rogue here
+lies under some selectors or some interfaces only, so each is caught in both modes on
+every draw, but one: answers that change only on the second ask of one question on a
+binding, caught by a default run only when that ask is the one drawn to be made twice
+(D-VERIFY-72). The lies a sampled run catches only by its draw are in
+``tests/test_verify_sampling.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,15 +44,39 @@ SCHEMA = jsonschema.Draft202012Validator(schema())
 RECONCILE = "reconcile-statement.sow.json"
 
 
-MODE: dict[str, bool] = {"thorough": False}
+# D-TEST-56: the default run under draws that differ in the binding and the ask made
+# twice (D-VERIFY-72) and in the skill ids left out of each selector question.
+SEEDS = (63, 2, 4, 6)
+MODE: dict[str, Any] = {"thorough": False, "seed": SEEDS[0]}
 
 
-@pytest.fixture(autouse=True, params=["sampled", "thorough"])
+def _draws(function: Any) -> bool:
+    """Whether a test calls ``interview`` (in its body, or a lambda or function in it)."""
+    codes = [function.__code__]
+    while codes:
+        code = codes.pop()
+        if "interview" in code.co_names:
+            return True
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return False
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """D-TEST-56: every test in each mode, sampled under each seed; a test that never
+    verifies under the seeded draw runs sampled once."""
+    seeds = SEEDS if _draws(metafunc.function) else SEEDS[:1]
+    modes = [*(f"sampled-{seed}" for seed in seeds), "thorough"]
+    metafunc.parametrize("mode", modes, indirect=True)
+
+
+@pytest.fixture(autouse=True)
 def mode(request: pytest.FixtureRequest) -> Iterator[str]:
-    """D-TEST-45: each test in both modes; ``interview`` runs in the current one."""
+    """D-TEST-45, D-TEST-56: each test in both modes, the default under several seeded
+    draws; ``interview`` runs in the current one."""
     MODE["thorough"] = request.param == "thorough"
+    MODE["seed"] = SEEDS[0] if MODE["thorough"] else int(request.param.split("-")[1])
     yield request.param
-    MODE["thorough"] = False
+    MODE["thorough"], MODE["seed"] = False, SEEDS[0]
 
 
 async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
@@ -56,7 +84,7 @@ async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, 
     sampled), validate the record, return its JSON."""
     options.setdefault("churn_delay", 0)
     options.setdefault("thorough", MODE["thorough"])
-    options.setdefault("rng", random.Random(63))
+    options.setdefault("rng", random.Random(MODE["seed"]))
     with serve(factory) as origin:
         record = await verify(origin, **options)
     assert isinstance(record, ResultRecord)
@@ -108,14 +136,18 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert document["agent"]["card_signature"]["key_source"] == "jku"
     assert [p["result"] for p in document["runs"][0]["proposals"]] == ["ok", "ok"]
     assert advised(document) == {("transport", "loopback_http")}
-    # Both bindings were asked: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure probes on the
-    # first; on the second, of the same card variant, each question once, its bytes compared
-    # with the first's (docs/decisions.md D-CLI-8, "Defaults that fit"). Sampled
-    # (D-VERIFY-63): 2 of the 3 skills for each selector question.
+    # Both bindings were asked. Thorough: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure
+    # probes on the first; on the second, of the same card variant, each question once, its
+    # bytes compared with the first's (docs/decisions.md D-CLI-8, "Defaults that fit").
+    # Sampled (D-VERIFY-63, D-VERIFY-72): 2 of the 3 skills for each selector question,
+    # each question once on each binding, and one drawn ask made twice.
     skills = 3 if MODE["thorough"] else SELECTORS_PER_QUESTION
     asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
     calls = document["runs"][0]["calls"]
-    assert len(calls) == (1 + 2 * asks + 2) + (1 + asks + 2)
+    if MODE["thorough"]:
+        assert len(calls) == (1 + 2 * asks + 2) + (1 + asks + 2)
+    else:
+        assert len(calls) == 2 * (1 + asks + 2) + 1
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
     mode = "thorough" if MODE["thorough"] else "sampled"
     assert document["runs"][0]["sampling"]["mode"] == mode
@@ -299,15 +331,44 @@ async def test_answering_without_activation_fails_the_inactive_probe() -> None:
 # --- determinism ----------------------------------------------------------------------
 
 
-async def test_answers_that_change_between_asks() -> None:
-    def reorder(answer: Any) -> Any:
-        answer["projections"].reverse()  # every value still true: only the bytes differ
-        return answer
+def reorder(answer: Any) -> Any:
+    answer["projections"].reverse()  # every value still true: only the bytes differ
+    return answer
 
+
+async def test_answers_that_change_between_asks() -> None:
     edit = on_question("capabilities", reorder, when=lambda c: c.n % 2 == 1)
     document = await interview(lambda o: rewrite_results(honest(o), edit))
+    twice = document["runs"][0]["sampling"].get("asked_twice", ())
+    if MODE["thorough"] or any(t["question"] == "capabilities" for t in twice):
+        caught(document, Check.determinism, "changed_between_asks")
+        assert ("projection", "value_mismatch") not in found(document)
+    else:
+        # D-VERIFY-72: a lie confined to the second ask of one question on a binding (its
+        # first asks agree across bindings) is caught by a default run only when that ask
+        # is the one drawn to be made twice (tests/test_verify_sampling.py).
+        assert document["outcome"] == "consistent"
+
+
+@pytest.mark.parametrize("kind", ["second_asks", "alternate_calls"])
+async def test_every_answer_that_changes_between_asks(kind: str) -> None:
+    # D-VERIFY-72: not confined to one question: every answer changes on its second ask
+    # on a binding, or on every other call; caught by every run, whatever is drawn.
+    answers = iter(range(1 << 20))
+
+    def edit(call: Call, result: Any) -> Any:
+        if not isinstance(result, dict) or "projections" not in result:
+            return result  # a refusal (the closure probes)
+        odd = call.n if kind == "second_asks" else next(answers)
+        if odd % 2 == 0:
+            return result
+        result = reorder(copy.deepcopy(result))
+        if len(result["projections"]) < 2:  # nothing to reorder: one more
+            result["projections"].append({"changed": odd})
+        return result
+
+    document = await interview(lambda o: rewrite_results(honest(o), edit))
     caught(document, Check.determinism, "changed_between_asks")
-    assert ("projection", "value_mismatch") not in found(document)
 
 
 async def test_interfaces_that_answer_differently() -> None:

@@ -368,14 +368,17 @@ class Sampling:
     ``sampled`` (D-VERIFY-63): each binding on one of its interfaces (``interfaces``:
     binding, the interface interviewed or ``None``, of how many the card declares) and
     each selector question with ``per_question`` of the ``skills`` declared skill ids
-    (``selectors``: question, the ids asked). A record without it is an older one, whose
-    runs were thorough."""
+    (``selectors``: question, the ids asked); ``twice``: the asks made a second time
+    (interface, question, skill: D-VERIFY-72; absent from a 0.6.0 record, whose first
+    interface of each card variant asked every question twice). A record without it is
+    an older one, whose runs were thorough."""
 
     mode: Literal["sampled", "thorough"]
     per_question: int | None = None
     skills: int = 0
     interfaces: tuple[tuple[str, str | None, int], ...] = ()
     selectors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    twice: tuple[tuple[str, str, str | None], ...] = ()
 
     def to_json(self) -> JSONObject:
         if self.mode == "thorough":
@@ -389,6 +392,10 @@ class Sampling:
                 for binding, url, of in self.interfaces
             ],
             "selectors": {question: list(ids) for question, ids in self.selectors},
+            "asked_twice": [
+                {"interface": url, "question": question, "skill": skill}
+                for url, question, skill in self.twice
+            ],
         }
 
 

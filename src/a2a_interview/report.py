@@ -235,6 +235,9 @@ def _sampled(sampling: dict[str, Any]) -> str | None:
         f"{_bare(item.get('binding'))} on 1 of {_count(item.get('of'))} interfaces"
         for item in map(_obj, _list(sampling.get("interfaces")))
     ]
+    if "asked_twice" in sampling:  # D-VERIFY-72 (a 0.6.0 record has none)
+        twice = len(_list(sampling.get("asked_twice")))
+        asked.append(f"{twice} ask{'' if twice == 1 else 's'} made twice (determinism)")
     return "Sampled (--thorough asks every skill selector on every interface): " + "; ".join(asked)
 
 

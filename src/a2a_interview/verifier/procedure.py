@@ -191,10 +191,11 @@ class _Procedure:
             bindings = self.sampler.interfaces(usable, asked)
             usable = in_turn(bounded(bindings, limit, "interfaces_not_asked", state))[:limit]
 
-        # Answers are compared across the interfaces that share a card variant; the
-        # first interface of a variant is asked every question twice (determinism), the
+        # Answers are compared across the interfaces that share a card variant; thorough,
+        # the first interface of a variant is asked every question twice (determinism), the
         # others once, their bytes compared with the first's (the same check: PROFILE §7,
-        # docs/decisions.md D-CLI-8, "Defaults that fit").
+        # docs/decisions.md D-CLI-8, "Defaults that fit"). Sampled, every interface asks
+        # each question once and the sampler's one drawn ask twice (D-VERIFY-72).
         answers: dict[tuple[str, str, str | None], tuple[str, bytes]] = {}
         asked_twice: set[str] = set()
         interviewed = 0
@@ -249,6 +250,7 @@ class _Procedure:
             for (question, skill), body in got.items():
                 first = answers.setdefault((variant.digest, question, skill), (interface.url, body))
                 if first[0] != interface.url:
+                    state.performed.add(Check.determinism)  # a second ask, on another
                     where = Where(interface.url, question, skill)
                     state.add(check_interfaces_agree(first, (interface.url, body), where))
         for host, members in unresolved.items():

@@ -1,9 +1,10 @@
 """The questions asked on one interface, in order, and the checks on each answer.
 
 1. the inactive probe: ``interview/identity`` without activation;
-2. every question asked twice under activation (determinism): the five, then ``usage``
-   and ``terms`` with each declared skill id as selector (at most ``max_skills``), or,
-   sampled (the default, D-VERIFY-63), with the few the :class:`~.sampling.Sampler` draws;
+2. every question asked under activation: the five, then ``usage`` and ``terms`` with each
+   declared skill id as selector (at most ``max_skills``), each asked twice (determinism);
+   or, sampled (the default, D-VERIFY-63), with the few the :class:`~.sampling.Sampler`
+   draws, each asked once but the one ask it draws to be made twice (D-VERIFY-72);
 3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage`` with
    a selector that matches nothing (closure_selector).
 
@@ -52,9 +53,10 @@ async def interview(
 ) -> dict[tuple[str, str | None], bytes]:
     """Interview one interface; returns each question's answer bytes for the
     cross-interface comparison. Unless ``twice``, each question is asked once: its
-    determinism is then the agreement with the interface asked twice. With a
+    determinism is then the agreement with another interface's answer. With a
     ``sampler`` that is not thorough, each selector question is asked with the skill
-    ids it draws (D-VERIFY-63), else with every declared one (at most ``max_skills``)."""
+    ids it draws (D-VERIFY-63), else with every declared one (at most ``max_skills``),
+    and ``twice`` is the sampler's: the one ask it draws, on its binding (D-VERIFY-72)."""
     url = interface.url
     exchange, _ = await calls.call(state, interface, "identity", None, activated=False)
     state.performed.add(Check.inactive_probe)
@@ -63,17 +65,22 @@ async def interview(
     state.advisories += advisories
 
     skills = list(dict.fromkeys(declared.interview.skill_ids))
-    if sampler is None or sampler.thorough or state.asked is None:
+    asked = state.asked if sampler is not None and not sampler.thorough else None
+    if sampler is None or asked is None:
         skills = bounded(skills, max_skills, "selectors_not_asked", state)
         chosen = {q: set(skills) for q in SELECTING}
     else:
-        asked = state.asked
         chosen = {q: set(sampler.selectors(q, skills, max_skills, asked)) for q in SELECTING}
     asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
     asks += [(q, s) for s in skills for q in SELECTING if s in chosen[q]]
+    if sampler is None or asked is None:
+        again = set(asks) if twice else set()
+    else:
+        again = sampler.again(interface, asks)
     answers: dict[tuple[str, str | None], bytes] = {}
     for question, skill in asks:
         where = Where(url, question, skill)
+        repeat = (question, skill) in again
         # Both asks carry the same JSON-RPC id, so identical answers are identical
         # bodies and the second needs no reading of its own.
         request_id = calls.next_id()
@@ -81,18 +88,21 @@ async def interview(
             state, interface, question, skill, request_id=request_id
         )
         exchanges = [first_exchange]
-        if twice:
+        if repeat:
             second_exchange, second = await calls.call(
                 state, interface, question, skill, request_id=request_id,
                 same_as=(first_exchange, first),
             )  # fmt: skip
             exchanges.append(second_exchange)
-        state.performed.update((Check.activation_echo, Check.answer_shape, Check.determinism))
+            if asked is not None:
+                asked.twice.append((url, question, skill))
+        state.performed.update((Check.activation_echo, Check.answer_shape))
         for exchange in exchanges:
             state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
         answer, shape = check_answer(first, where)
         state.add(shape)
-        if twice:
+        if repeat:
+            state.performed.add(Check.determinism)
             state.add(check_determinism(first, second, where))
         if first.canonical is not None:
             answers[question, skill] = first.canonical

@@ -1,5 +1,5 @@
-"""What a default run asks: one interface per binding and a few skill selectors, drawn
-at random (docs/decisions.md D-VERIFY-63).
+"""What a default run asks: one interface per binding, a few skill selectors and one ask
+made twice, drawn at random (docs/decisions.md D-VERIFY-63, D-VERIFY-72).
 
 The draft calls its procedure cheap (interview §8: five reads and a diff), so by default
 a run's request count does not grow with the card's skills or interfaces: each binding
@@ -9,6 +9,15 @@ one selector of ``n`` is caught with probability ``k/n`` per run and surely over
 runs; one lying on one interface of ``m`` of a binding, with probability ``1/m``. With
 ``thorough`` every interface (at most 16) and every skill (at most ``max_skills``) is
 asked, as before.
+
+Determinism (PROFILE §7: a second ask gives identical bytes), sampled (D-VERIFY-72): each
+interface is asked each question once, its bytes compared with those of the other
+bindings of its card variant (a second ask on another binding), and one ask drawn at
+random, a binding and one of its ``A`` asks (the five questions, then the selector
+asks), is made twice. A run so makes ``1 + A + 2`` calls a binding, and one more in
+all. An agent whose answers change only on the second ask of one question on one binding
+of ``B`` is caught with probability ``1/(B*A)`` per run (:func:`repeat_probability`);
+one whose every second ask changes, or whose answers change between calls, every run.
 
 The draw is the driver's (the core stays deterministic), from an injectable source
 (``VerifyOptions.rng``: seedable in tests; ``random.SystemRandom`` by default). It is
@@ -27,24 +36,51 @@ from ..checks import Interface
 from ..record import Sampling
 from ..spec import QUESTIONS, SELECTOR_QUESTIONS
 
-__all__ = ["SELECTING", "SELECTORS_PER_QUESTION", "Asked", "Sampler", "in_turn"]
+__all__ = [
+    "SELECTING",
+    "SELECTORS_PER_QUESTION",
+    "Asked",
+    "Sampler",
+    "in_turn",
+    "repeat_probability",
+]
 
 # The selector questions, in the order an interface is asked them.
 SELECTING: Final = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
 SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
 
 
+def repeat_probability(
+    bindings: int, skills: int, per_question: int = SELECTORS_PER_QUESTION, *,
+    selector: bool = False, every_binding: bool = False,
+) -> float:  # fmt: skip
+    """The probability per sampled run that the ask made twice (D-VERIFY-72) is a given
+    one: a question without selector, or (``selector``) one selector question with one
+    given skill id of the ``skills`` declared, on one given binding of ``bindings``
+    (on any binding with ``every_binding``: an agent changing its answers on each). A
+    binding is asked ``A`` asks, the five and ``k`` per selector question; the binding
+    is drawn with probability ``1/B`` and the ask with ``1/A``, and the ``k`` asks of a
+    selector question hold the given skill id with probability ``k/n`` in all (the ids
+    drawn uniformly), so that pair is the drawn ask with ``k/(A*n)``."""
+    k = min(per_question, skills)
+    asks = len(QUESTIONS) + len(SELECTING) * k
+    chance = (k / asks) * (1 / skills) if selector else 1 / asks
+    return chance if every_binding else chance / bindings
+
+
 @dataclass
 class Asked:
     """What one run asked of what it could have, kept while it runs (so a run cut short
     still says it): by binding, the interface interviewed and how many the card
-    declares; by selector question, the skill ids asked."""
+    declares; by selector question, the skill ids asked; the asks made twice
+    (interface, question, skill)."""
 
     thorough: bool
     per_question: int
     skills: int = 0
     interfaces: dict[str, tuple[str | None, int]] = field(default_factory=dict)
     selectors: dict[str, list[str]] = field(default_factory=dict)
+    twice: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     def covers(self, interface: Interface) -> bool:
         """Whether, sampled, ``interface``'s binding was interviewed on another."""
@@ -65,6 +101,7 @@ class Asked:
             self.skills,
             tuple((b, url, of) for b, (url, of) in self.interfaces.items()),
             tuple((q, tuple(self.selectors.get(q, ()))) for q in SELECTING),
+            tuple(self.twice),
         )
 
 
@@ -83,6 +120,8 @@ class Sampler:
         self.thorough = thorough
         self._orders: dict[tuple[str, ...], list[str]] = {}  # a binding's urls: drawn order
         self._chosen: dict[str, list[str]] = {}  # selector question: the ids drawn
+        self._binding: str | None = None  # the binding one ask is made twice on
+        self._slot: int | None = None  # which of its asks
 
     def new_run(self) -> Asked:
         return Asked(self.thorough, self.per_question)
@@ -102,7 +141,20 @@ class Sampler:
             rank = {url: n for n, url in enumerate(self._orders[urls])}
             ordered.append(sorted(group, key=lambda i: rank[i.url]))
             asked.interfaces[binding] = (None, len(group))
+        if self._binding not in groups:  # the re-run makes twice the ask the first did
+            self._binding = self.rng.choice(list(groups)) if groups else None
         return ordered
+
+    def again(
+        self, interface: Interface, asks: list[tuple[str, str | None]]
+    ) -> set[tuple[str, str | None]]:
+        """The ask of ``asks`` made twice on ``interface`` (D-VERIFY-72): on the drawn
+        binding only, the drawn one of its asks (drawn at its first interview, kept)."""
+        if str(interface.binding) != self._binding or not asks:
+            return set()
+        if self._slot is None:
+            self._slot = self.rng.randrange(len(asks))
+        return {asks[self._slot % len(asks)]}
 
     def selectors(
         self, question: str, skills: list[str], limit: int | None, asked: Asked
