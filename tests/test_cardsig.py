@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_interview import ijson
-from a2a_interview.cardsig import (
+from a2a_interview.card import (
     ALGORITHMS,
     READINGS,
     CardSignatureReport,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import verify_card
+from a2a_interview.card import verify_card
 from a2a_interview.cli import EXIT_UNREACHABLE, EXIT_USAGE, main
 from a2a_interview.spec import INTERVIEW_URI
 

@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed448, rsa, x25519
 
-from a2a_interview.cardsig import (
+from a2a_interview.card import (
     generate_key,
     jwk_to_public_key,
     load_private_key,

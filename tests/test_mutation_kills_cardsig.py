@@ -13,13 +13,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from a2a_interview.cardsig import (
-    SignatureStatus,
-    public_jwk,
-    sign_card,
-    sign_readings,
-    verify_card,
-)
+from a2a_interview.card import SignatureStatus, public_jwk, sign_card, sign_readings, verify_card
 from a2a_interview.errors import KeyFormatError, SignatureError
 from a2a_interview.jcs import canonicalize
 from test_jose import b64
@@ -240,8 +234,9 @@ def test_a_reading_without_canonical_bytes_is_passed_over() -> None:
 
 def test_stop_is_asked_at_every_step_and_said_so() -> None:
     from a2a_interview import reference
-    from a2a_interview.cardreadings import candidates
-    from a2a_interview.cardsig import STOPPED, verify_card
+    from a2a_interview.card import verify_card
+    from a2a_interview.card._readings import candidates
+    from a2a_interview.card._sig import STOPPED
 
     card = reference.unsigned_card("https://stonework.example")
     protected = b64(json.dumps({"alg": "EdDSA"}).encode())

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from joserfc.errors import JoseError
 
-from a2a_interview import jose
+from a2a_interview.card import _jose as jose
 from a2a_interview.errors import KeyFormatError, SignatureError
 from test_jose import b64, pem
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys, record
-from a2a_interview.cardsig import public_jwk, sign_card, thumbprint
+from a2a_interview.card import public_jwk, sign_card, thumbprint
 from a2a_interview.errors import SignatureError
-from a2a_interview.record import RecordSignature, sign_record, verify_record_signature
+from a2a_interview.record import RecordSignature, _record, sign_record, verify_record_signature
 
 SEED = nkeys.generate_seed()
 KEY = nkeys.public_of(nkeys.private_key(SEED))
@@ -283,12 +283,12 @@ def test_outcome_words_are_the_one_vocabulary_and_unknown_otherwise() -> None:
     # unknown code, a value that is not a string, or one JSON could give (a list) is
     # the fixed "unrecognised" pair, never an error.
     unknown = ("unrecognised outcome", "this version cannot read it")
-    assert record.outcome_words("non_conformant")[0] == "non-conformant"
-    assert record.outcome_words("unreachable")[0] == "not completed"
-    assert record.outcome_words("passed") == unknown
-    assert record.outcome_words(None) == unknown
-    assert record.outcome_words(["consistent"]) == unknown
-    assert record.outcome_words({"consistent": 1}) == unknown
+    assert _record.outcome_words("non_conformant")[0] == "non-conformant"
+    assert _record.outcome_words("unreachable")[0] == "not completed"
+    assert _record.outcome_words("passed") == unknown
+    assert _record.outcome_words(None) == unknown
+    assert _record.outcome_words(["consistent"]) == unknown
+    assert _record.outcome_words({"consistent": 1}) == unknown
 
 
 def test_an_agent_name_of_one_character_is_a_name() -> None:

@@ -26,7 +26,6 @@ from a2a_interview.errors import (
 from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
-    MAX_AGENT_NAME,
     OUTCOME_WORDS,
     STANDING_REASONS,
     STANDING_WHY,
@@ -51,6 +50,7 @@ from a2a_interview.record import (
     standing_reason,
     verify_record_signature,
 )
+from a2a_interview.record._record import MAX_AGENT_NAME
 from a2a_interview.report import REMINDER, junit_xml, render_report
 from a2a_interview.verifier import failed_record
 

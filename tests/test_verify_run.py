@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import load_private_key, sign_card
+from a2a_interview.card import load_private_key, sign_card
 from a2a_interview.cli import main
 from a2a_interview.record import schema
 from a2a_interview.report import render_report

@@ -126,7 +126,7 @@ def build_app(
     from a2a.server.tasks import InMemoryTaskStore
     from starlette.applications import Starlette
 
-    from .cardsig import load_private_key
+    from .card import load_private_key
     from .declarations import interfaces
     from .server.sdk import agent_card_from_json, interview_routes, sign_agent_card
 

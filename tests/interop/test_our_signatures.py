@@ -36,7 +36,7 @@ from cards import (
 )
 from processes import free_port, proxy_argv, running
 
-from a2a_interview.cardsig import load_private_key, sign_card, verify_card
+from a2a_interview.card import load_private_key, sign_card, verify_card
 from servers import serve
 
 CARD_PATH = "/.well-known/agent-card.json"

@@ -126,7 +126,7 @@ def _card_key(path: str) -> dict[str, Any]:
     """``card_key`` and ``card_alg`` from ``--card-key``: the key, and its JWK's ``alg``
     when it names one (PROFILE §6.3: re-signed as ``card sign`` signs, a PS256 JWK PS256),
     refused here when that ``alg`` is not one of the key's allowlisted algorithms."""
-    from ..cardsig import alg_for_key, load_private_key
+    from ..card import alg_for_key, load_private_key
     from .publish import _jwk_alg  # the one reading of a JWK's alg, `card sign`'s
 
     data = read_input(path, "card key")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import nkeys
-from ..cardsig import READINGS
+from ..card import READINGS
 from ..declarations import interview_entry, read_card
 from ..errors import IngressError, SignatureError
 from ..ijson import loads
@@ -79,7 +79,7 @@ def _keygen(args: argparse.Namespace) -> int:
         else:
             _emit(_pretty({"seed": seed, "public_key": public}), None)
         return EXIT_OK
-    from ..cardsig import generate_key, private_jwk, public_jwk
+    from ..card import generate_key, private_jwk, public_jwk
 
     key = generate_key(args.alg)
     kid = args.kid or f"{args.alg.lower()}-{datetime.date.today().isoformat()}"
@@ -108,8 +108,8 @@ def _jwk_alg(data: bytes) -> str | None:
 
 
 def _card_sign(args: argparse.Namespace) -> int:
+    from ..card import load_private_key, sign_card, sign_readings
     from ..cardproto import proto_form
-    from ..cardsig import load_private_key, sign_card, sign_readings
     from ..report import show
 
     card = _object_file(args.card, "card")
@@ -147,7 +147,7 @@ _CARD_ADVISORIES: dict[str, str] = {
 
 
 def _card_verify(args: argparse.Namespace) -> int:
-    from ..cardsig import jwks_from_json, verify_card
+    from ..card import jwks_from_json, verify_card
     from ..report import show
 
     card = _object_file(args.card, "card")

@@ -41,7 +41,7 @@ def _load(path: str) -> dict[str, Any]:
 def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Agent key ids from the documents the user holds (``--card``, ``--jwks``,
     ``--proposal``), and a line for each saying what was checked."""
-    from ..cardsig import jwks_from_json
+    from ..card import jwks_from_json
     from ..errors import CanonicalizationError, KeyFormatError
     from ..ijson import loads
     from ..jcs import digest

@@ -103,7 +103,7 @@ from .asgi import (
 if TYPE_CHECKING:
     from starlette.datastructures import URLPath
 
-    from ..cardsig import PrivateKey, SignReading
+    from ..card import PrivateKey, SignReading
 
 __all__ = [
     "DESCRIPTION",
@@ -182,7 +182,7 @@ def sign_agent_card(
     ``SignatureError`` when the SDK would serve the signed card differently from what was
     signed (the signature would not verify).
     """
-    from ..cardsig import public_jwk, sign_card, sign_readings, verify_card
+    from ..card import public_jwk, sign_card, sign_readings, verify_card
     from ..errors import SignatureError
 
     unsigned = served_card(agent_card)

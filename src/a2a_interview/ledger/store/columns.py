@@ -18,10 +18,10 @@ from ...record import (
     member_at,
     parse_rfc3339,
     record_sanity,
+    standing_given,
     verify_record_signature,
 )
 from ...spec import RESULT_FORMAT
-from ...standing import standing_given
 from ..errors import BadSignature, NotARecord, NotSane
 from .tables import MAX_CARD_URL, MAX_NAME, MAX_URL
 

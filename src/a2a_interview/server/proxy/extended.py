@@ -21,7 +21,7 @@ from typing import Any, Final
 import httpx
 
 from ... import rpc
-from ...cardsig import is_signed
+from ...card import is_signed
 from ...errors import IngressError, InterviewError
 from ...ijson import loads
 from ...jcs import canonicalize

@@ -39,8 +39,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from ... import rpc
+from ...card import is_signed
 from ...cardproto import spelling
-from ...cardsig import is_signed
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
@@ -224,7 +224,7 @@ class Upstream:
         key, kid = self.options.card_key, self.options.card_kid
         if key is None or kid is None:
             return None
-        from ...cardsig import public_jwk
+        from ...card import public_jwk
 
         return canonicalize({"keys": [public_jwk(key, kid, self.options.card_alg)]})
 
@@ -407,7 +407,7 @@ class Upstream:
                 "the upstream card is signed and --declare changes it, which breaks its "
                 "signature: give --card-key KEY --kid KID to re-sign it"
             )
-        from ...cardsig import sign_card
+        from ...card import sign_card
         from ...errors import SignatureError
 
         unsigned = {k: v for k, v in card.items() if k != "signatures"}
