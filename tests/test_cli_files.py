@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys, reference
-from a2a_interview.cli import UsageError, main
+from a2a_interview.cli import main
 from a2a_interview.cli.files import open_atomic, read_input, write_atomic
+from a2a_interview.cli.usage import UsageError
 from needs import need
 
 GIB = 1 << 30

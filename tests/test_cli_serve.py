@@ -13,7 +13,8 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.card import verify_card
-from a2a_interview.cli import EXIT_UNREACHABLE, EXIT_USAGE, main
+from a2a_interview.cli import main
+from a2a_interview.cli.usage import EXIT_UNREACHABLE, EXIT_USAGE
 from a2a_interview.spec import INTERVIEW_URI
 
 COMMAND = [sys.executable, "-c", "from a2a_interview.cli import entry; entry()"]

@@ -33,7 +33,7 @@ import sqlalchemy as sa  # noqa: E402
 
 from a2a_interview.ledger import Ledger  # noqa: E402
 from a2a_interview.verifier import failed_record  # noqa: E402
-from a2a_interview.verifier.procedure import VerifyOptions  # noqa: E402
+from a2a_interview.verifier.run import VerifyOptions  # noqa: E402
 from agents import honest  # noqa: E402
 from servers import serve_many  # noqa: E402
 

@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 
 from ..errors import InterviewError
 from ..spec import DEFAULT_RATE_LIMIT
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input, redis_storage
+from . import redis_storage
+from .files import read_input
+from .usage import EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 DESCRIPTION = """\
 Put the A2A Interview Extension in front of an A2A agent that does not serve it itself.

@@ -21,7 +21,8 @@ from ..jcs import digest
 from ..projection import CommittedProposal, Interview
 from ..spec import METHOD_PREFIX, QUESTIONS, SELECTOR_QUESTIONS
 from ..terms import read_terms_entries, sign_proposal, verify_proposal, verify_uncommitted
-from . import EXIT_FAILED, EXIT_OK, UsageError, read_input, write_atomic
+from .files import read_input, write_atomic
+from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
 _ALGS = ("nkey", "EdDSA", "ES256", "ES384", "PS256", "RS256")
 
@@ -230,7 +231,8 @@ def _fetch_proposal(url: str, allow_private: bool) -> bytes | None:
     ``fetch_failed``). Never a traceback: whatever the host does is a reason code."""
     import anyio
 
-    from ..verifier.client import ClientOptions, Interviewer, Response, TransportFailure
+    from ..verifier.client import ClientOptions, Interviewer, Response
+    from ..verifier.failures import TransportFailure
 
     async def fetch() -> Response:
         options = ClientOptions(allow_private=allow_private)

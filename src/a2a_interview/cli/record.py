@@ -19,7 +19,8 @@ import textwrap
 from typing import Any
 
 from ..errors import IngressError, WireFormatError
-from . import EXIT_FAILED, EXIT_OK, UsageError, read_input
+from .files import read_input
+from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
 _RUNNER_SIGNATURE = {
     "valid": "valid: the key ran_by names signed this record",

@@ -46,7 +46,8 @@ from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
 from ...spec import CARD_PATH, INTERVIEW_URI
 from ...terms import read_terms_entries, verify_proposal
-from ...verifier.client import InsecureURL, check_url, origin
+from ...verifier.failures import InsecureURL
+from ...verifier.urls import check_url, origin
 from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
 from .connections import upstream_transport
