@@ -56,24 +56,27 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # The record (split by issue 16 into record, sanity, agentkeys, standing) and the
     # checks (into findings, responses, checks, outcome): each part against the record's
     # or the checks' tests and its own kill tests.
-    "outcome": ("outcome.py", [*CHECKS_TESTS, "tests/test_mutation_kills_outcome.py"]),
-    "findings": ("findings.py", [*CHECKS_TESTS, "tests/test_mutation_kills_findings.py"]),
-    "agentkeys": ("agentkeys.py", [*RECORD_TESTS, "tests/test_mutation_kills_agentkeys.py"]),
-    "sanity": ("sanity.py", [*RECORD_TESTS, "tests/test_mutation_kills_sanity.py"]),
-    "responses": ("responses.py", [*CHECKS_TESTS, "tests/test_mutation_kills_responses.py"]),
-    "standing": ("standing.py", [*RECORD_TESTS, "tests/test_mutation_kills_standing.py"]),
-    "record": ("record.py", RECORD_TESTS),
-    "checks": ("checks.py", CHECKS_TESTS),
+    "outcome": ("checks/_outcome.py", [*CHECKS_TESTS, "tests/test_mutation_kills_outcome.py"]),
+    "findings": ("checks/_findings.py", [*CHECKS_TESTS, "tests/test_mutation_kills_findings.py"]),
+    "agentkeys": ("record/_keys.py", [*RECORD_TESTS, "tests/test_mutation_kills_agentkeys.py"]),
+    "sanity": ("record/_sanity.py", [*RECORD_TESTS, "tests/test_mutation_kills_sanity.py"]),
+    "responses": (
+        "checks/_responses.py",
+        [*CHECKS_TESTS, "tests/test_mutation_kills_responses.py"],
+    ),
+    "standing": ("record/_standing.py", [*RECORD_TESTS, "tests/test_mutation_kills_standing.py"]),
+    "record": ("record/_record.py", RECORD_TESTS),
+    "checks": ("checks/_checks.py", CHECKS_TESTS),
     # cardsig, jose, cardreadings: the card-signature rules (PROFILE §6) in three files
     # since the joserfc rewrite (issue 16); each against the three fast files that test
     # them (test_jose.py through cardsig's names, test_cardproto.py the proto reading).
     "cardsig": (
-        "cardsig.py",
+        "card/_sig.py",
         [*CARD_TESTS, "tests/test_mutation_kills_cardsig.py"],
     ),
-    "jose": ("jose.py", [*CARD_TESTS, "tests/test_mutation_kills_jose.py"]),
+    "jose": ("card/_jose.py", [*CARD_TESTS, "tests/test_mutation_kills_jose.py"]),
     "cardreadings": (
-        "cardreadings.py",
+        "card/_readings.py",
         [*CARD_TESTS, "tests/test_mutation_kills_cardreadings.py"],
     ),
 }

@@ -120,6 +120,7 @@ KINDS: dict[str, str] = {
     "test_docs_security": "behaviour",
     "test_suite_rules": "behaviour",
     "test_import_graph": "behaviour",
+    "test_one_home": "behaviour",  # one home per name, facades pinned, old paths warn
     "test_listen_attacks": "behaviour",
     "test_version_hosts": "behaviour",  # no layer stricter than its host on A2A-Version
     "test_card_caching": "behaviour",  # the A2A TCK's card caching assertions
