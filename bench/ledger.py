@@ -18,7 +18,7 @@ from pathlib import Path
 
 from a2a_interview import nkeys
 from a2a_interview.ledger import Ledger
-from a2a_interview.ledger.store.columns import _columns
+from a2a_interview.ledger.store.columns import columns as _columns
 from a2a_interview.record import sign_record
 from a2a_interview.verifier import failed_record
 from a2a_interview.verifier.run import VerifyOptions
