@@ -18,10 +18,10 @@ from pathlib import Path
 
 from a2a_interview import nkeys
 from a2a_interview.ledger import Ledger
-from a2a_interview.ledger.store import _columns
+from a2a_interview.ledger.store.columns import columns as _columns
 from a2a_interview.record import sign_record
 from a2a_interview.verifier import failed_record
-from a2a_interview.verifier.procedure import VerifyOptions
+from a2a_interview.verifier.run import VerifyOptions
 
 
 def bodies(n: int) -> list[bytes]:

@@ -57,7 +57,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from a2a_interview import nkeys  # noqa: E402
 from a2a_interview.ledger import Ledger  # noqa: E402
-from a2a_interview.ledger.store import _columns, records  # noqa: E402
+from a2a_interview.ledger.store import records  # noqa: E402
+from a2a_interview.ledger.store.columns import columns as _columns  # noqa: E402
 from a2a_interview.record import sign_record  # noqa: E402
 from a2a_interview.spec import CARD_PATH  # noqa: E402
 from ledger_records import build  # noqa: E402

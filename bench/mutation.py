@@ -53,21 +53,24 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # The record (split into record, sanity, agentkeys, standing) and the
     # checks (into findings, responses, checks, outcome): each part against the record's
     # or the checks' tests and its own.
-    "outcome": ("outcome.py", [*CHECKS_TESTS, "tests/test_outcome.py"]),
-    "findings": ("findings.py", [*CHECKS_TESTS, "tests/test_findings.py"]),
-    "agentkeys": ("agentkeys.py", [*RECORD_TESTS, "tests/test_agentkeys.py"]),
-    "sanity": ("sanity.py", [*RECORD_TESTS, "tests/test_sanity.py"]),
-    "responses": ("responses.py", [*CHECKS_TESTS, "tests/test_responses.py"]),
-    "standing": ("standing.py", [*RECORD_TESTS, "tests/test_standing.py"]),
-    "record": ("record.py", RECORD_TESTS),
-    "checks": ("checks.py", CHECKS_TESTS),
+    "outcome": ("checks/_outcome.py", [*CHECKS_TESTS, "tests/test_outcome.py"]),
+    "findings": ("checks/_findings.py", [*CHECKS_TESTS, "tests/test_findings.py"]),
+    "agentkeys": ("record/_keys.py", [*RECORD_TESTS, "tests/test_agentkeys.py"]),
+    "sanity": ("record/_sanity.py", [*RECORD_TESTS, "tests/test_sanity.py"]),
+    "responses": (
+        "checks/_responses.py",
+        [*CHECKS_TESTS, "tests/test_responses.py"],
+    ),
+    "standing": ("record/_standing.py", [*RECORD_TESTS, "tests/test_standing.py"]),
+    "record": ("record/_record.py", RECORD_TESTS),
+    "checks": ("checks/_checks.py", CHECKS_TESTS),
     # cardsig, jose, cardreadings: the card-signature rules (PROFILE §6) in three files
     # since the joserfc rewrite; each against the three fast files that test
     # them (test_jose.py through cardsig's names, test_cardproto.py the proto reading).
-    "cardsig": ("cardsig.py", CARD_TESTS),
-    "jose": ("jose.py", CARD_TESTS),
+    "cardsig": ("card/_sig.py", CARD_TESTS),
+    "jose": ("card/_jose.py", CARD_TESTS),
     "cardreadings": (
-        "cardreadings.py",
+        "card/_readings.py",
         [*CARD_TESTS, "tests/test_cardreadings.py"],
     ),
 }

@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from a2a_interview import reference
-from a2a_interview.cardsig import load_private_key, sign_card
+from a2a_interview.card import load_private_key, sign_card
 from a2a_interview.declarations import build
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize

@@ -15,7 +15,7 @@ import uvicorn
 import agents
 import conformance_rogues
 from a2a_interview import reference
-from a2a_interview.cardsig import load_private_key, sign_card
+from a2a_interview.card import load_private_key, sign_card
 
 
 def tampered(origin: str) -> Any:

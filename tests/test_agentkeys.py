@@ -5,8 +5,8 @@ Proposals are the reference agent's, signed by its published proposal key."""
 from __future__ import annotations
 
 from a2a_interview import reference
-from a2a_interview.agentkeys import proposal_signer, verified_key_ids
-from a2a_interview.cardsig import CardSignatureReport, SignatureCheck
+from a2a_interview.card import CardSignatureReport, SignatureCheck
+from a2a_interview.record import proposal_signer, verified_key_ids
 
 
 def test_the_proposal_signer_is_the_key_whose_signature_verifies() -> None:

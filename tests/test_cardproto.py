@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_interview.cardproto import MESSAGES, Field, proto_form, proto_name
-from a2a_interview.cardsig import (
+from a2a_interview.card import (
     QUIRK_NULL_HEADER_MEMBER,
     SignatureStatus,
     generate_key,
@@ -31,6 +30,7 @@ from a2a_interview.cardsig import (
     signing_payload,
     verify_card,
 )
+from a2a_interview.cardproto import MESSAGES, Field, proto_form, proto_name
 from a2a_interview.jcs import canonicalize
 
 SDK_SIGNED = Path(__file__).resolve().parent / "data" / "sdk-signed"
@@ -386,7 +386,7 @@ def test_card_signed_at_test_time_by_the_installed_sdk_verifies() -> None:
     from google.protobuf.json_format import MessageToDict, ParseDict
     from jwt.api_jwk import PyJWK
 
-    from a2a_interview.cardsig import private_jwk
+    from a2a_interview.card import private_jwk
 
     key = generate_key("ES256")
     authored = _load("card-plain.json")
@@ -446,8 +446,8 @@ def test_refused_card_is_invalid_under_proto_not_an_error() -> None:
 
 def _with_header(header: dict[str, Any], unprotected: dict[str, Any] | None = None) -> Any:
     """A card signed under an exact protected header, and its key."""
-    from a2a_interview.jose import b64e as _b64e
-    from a2a_interview.jose import sign as _sign_raw
+    from a2a_interview.card._jose import b64e as _b64e
+    from a2a_interview.card._jose import sign as _sign_raw
 
     key = generate_key("EdDSA")
     card: dict[str, Any] = {"name": "Q", "version": "1"}

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from a2a_interview.cardreadings import Candidate, candidates, signing_payload
+from a2a_interview.card import signing_payload
+from a2a_interview.card._readings import Candidate, candidates
 from a2a_interview.errors import CanonicalizationError, SignatureError
 
 

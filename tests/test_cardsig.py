@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_interview import ijson
-from a2a_interview.cardsig import (
+from a2a_interview.card import (
     ALGORITHMS,
     READINGS,
     CardSignatureReport,
@@ -1396,8 +1396,9 @@ def test_a_reading_without_canonical_bytes_is_passed_over() -> None:
 
 def test_stop_is_asked_at_every_step_and_said_so() -> None:
     from a2a_interview import reference
-    from a2a_interview.cardreadings import candidates
-    from a2a_interview.cardsig import STOPPED, verify_card
+    from a2a_interview.card import verify_card
+    from a2a_interview.card._readings import candidates
+    from a2a_interview.card._sig import STOPPED
 
     card = reference.unsigned_card("https://stonework.example")
     protected = b64(json.dumps({"alg": "EdDSA"}).encode())

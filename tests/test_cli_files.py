@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys, reference
-from a2a_interview.cli import UsageError, main
+from a2a_interview.cli import main
 from a2a_interview.cli.files import open_atomic, read_input, write_atomic
+from a2a_interview.cli.usage import UsageError
 from needs import need
 
 GIB = 1 << 30
@@ -35,7 +36,7 @@ ENTRY = "from a2a_interview.cli import entry; entry()"
 @pytest.fixture
 def inputs(tmp_path: Path) -> dict[str, Path]:
     """Small valid inputs for the commands that take more than one file."""
-    from a2a_interview.cardsig import generate_key, private_jwk
+    from a2a_interview.card import generate_key, private_jwk
 
     card = tmp_path / "card.json"
     card.write_bytes(json.dumps(reference.unsigned_card()).encode())

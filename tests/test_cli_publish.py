@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from a2a_interview import jcs, reference
-from a2a_interview.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from a2a_interview.cli import main
+from a2a_interview.cli.usage import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from a2a_interview.declarations import build
 from support.cli import run
 

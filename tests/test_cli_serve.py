@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import verify_card
-from a2a_interview.cli import EXIT_UNREACHABLE, EXIT_USAGE, main
+from a2a_interview.card import verify_card
+from a2a_interview.cli import main
+from a2a_interview.cli.usage import EXIT_UNREACHABLE, EXIT_USAGE
 from a2a_interview.spec import INTERVIEW_URI
 from support.cli import COMMAND
 

@@ -7,7 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from a2a_interview.cli import EXIT_OK, main
+from a2a_interview.cli import main
+from a2a_interview.cli.usage import EXIT_OK
 from a2a_interview.record import schema, standing_of
 
 

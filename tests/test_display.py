@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys
-from a2a_interview.cardsig import thumbprint
+from a2a_interview.card import thumbprint
 from a2a_interview.ledger import display
 from a2a_interview.ledger.display import (
     MAX_CONFLICTS,

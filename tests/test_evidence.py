@@ -12,13 +12,7 @@ import jsonschema
 import pytest
 
 from a2a_interview import nkeys, reference
-from a2a_interview.cardsig import (
-    generate_key,
-    load_private_key,
-    public_jwk,
-    sign_card,
-    thumbprint,
-)
+from a2a_interview.card import generate_key, load_private_key, public_jwk, sign_card, thumbprint
 from a2a_interview.cli import main
 from a2a_interview.record import nkey_jwk, nkey_thumbprint, schema, standing_reason
 from agents import honest

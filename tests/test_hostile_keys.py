@@ -31,9 +31,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from a2a_interview import reference
-from a2a_interview.cardsig import STOPPED, verify_card
+from a2a_interview.card import jwk_to_public_key, public_jwk, verify_card
+from a2a_interview.card._jose import key_algs
+from a2a_interview.card._sig import STOPPED
 from a2a_interview.errors import KeyFormatError, SignatureError
-from a2a_interview.jose import jwk_to_public_key, key_algs, public_jwk
 from a2a_interview.verifier.run import off_loop
 from agents import Call, Reply, Wrap, honest
 from support.cli import COMMAND

@@ -32,13 +32,9 @@ from a2a_interview.record import schema
 from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, TERMS_URI
 from a2a_interview.verifier import verify
-from a2a_interview.verifier.client import (
-    AddressRefused,
-    BodyTooLarge,
-    ClientOptions,
-    Interviewer,
-    address_kind,
-)
+from a2a_interview.verifier.addresses import address_kind
+from a2a_interview.verifier.client import ClientOptions, Interviewer
+from a2a_interview.verifier.failures import AddressRefused, BodyTooLarge
 from agents import (
     Call,
     Reply,

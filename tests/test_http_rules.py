@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from a2a_interview import demo, reference
-from a2a_interview.cardsig import verify_card
+from a2a_interview.card import verify_card
 from a2a_interview.declarations import build
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize

@@ -146,6 +146,12 @@ def test_src_files_are_at_most_700_lines() -> None:
 # Packages read part by part: each part imports only those listed before it, so it can
 # be read without those after it.
 PART_ORDERS: dict[str, list[str]] = {
+    # The core's parts (D-CORE-22): card/ the keys, the readings, then the signatures;
+    # record/ its sanity, the keys it names, standing, then the record; checks/ the
+    # findings, the responses, the outcome, then the checks.
+    "a2a_interview.card": ["_jose", "_readings", "_sig"],
+    "a2a_interview.record": ["_sanity", "_keys", "_standing", "_record"],
+    "a2a_interview.checks": ["_findings", "_responses", "_outcome", "_checks"],
     # ledger/store/ (split from one 1,058-line module): the schema, the values, reading a
     # record, opening, what is kept at write time, then the Ledger.
     "a2a_interview.ledger.store": [
@@ -202,3 +208,25 @@ def test_the_parts_of_a_package_import_only_those_before_them(package: str) -> N
     for i, part in enumerate(order):
         later = {prefix + p for p in order[i + 1 :]}
         assert edges[prefix + part] & later == set(), part
+
+
+# The core's parts on one another (D-CORE-22): the record names the card's keys and the
+# checks' findings; the checks do not import the record, the card neither of the others.
+PART_FLOORS = ["a2a_interview.card", "a2a_interview.checks", "a2a_interview.record"]
+
+
+def _part(module: str) -> str | None:
+    return next((p for p in PART_FLOORS if module == p or module.startswith(p + ".")), None)
+
+
+def test_the_core_parts_import_only_parts_below_them() -> None:
+    edges = import_graph()
+    for module, targets in sorted(edges.items()):
+        part = _part(module)
+        if part is None:
+            continue
+        below = PART_FLOORS[: PART_FLOORS.index(part)]
+        for target in targets:
+            reached = _part(target)
+            assert reached in (None, part, *below), (module, target)
+    assert "a2a_interview.card" in edges["a2a_interview.record._keys"]

@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa, x25519
 from joserfc.errors import JoseError
 
-from a2a_interview import jose
-from a2a_interview.cardsig import (
+from a2a_interview.card import _jose as jose
+from a2a_interview.card import (
     generate_key,
     jwk_to_public_key,
     load_private_key,

@@ -396,7 +396,7 @@ HOSTILE: list[tuple[bytes, str]] = [
 
 @pytest.mark.parametrize(("body", "reason"), HOSTILE)
 def test_hostile_bytes_are_refused_with_fixed_words(body: bytes, reason: str) -> None:
-    from a2a_interview.ledger.store import _columns
+    from a2a_interview.ledger.store.columns import columns as _columns
 
     with pytest.raises(NotARecord) as refused:
         _columns(body)

@@ -17,13 +17,7 @@ import httpx
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import (
-    generate_key,
-    is_signed,
-    public_jwk,
-    sign_card,
-    verify_card,
-)
+from a2a_interview.card import generate_key, is_signed, public_jwk, sign_card, verify_card
 from a2a_interview.ijson import loads
 from a2a_interview.server.proxy.upstream import PROXY_JWKS_PATH
 from a2a_interview.spec import INTERVIEW_URI
@@ -374,7 +368,7 @@ def test_without_declare_the_extended_card_passes_through() -> None:
 def test_jku_flag_usage_errors(tmp_path: Path) -> None:
     # PROFILE §6.7, docs/decisions.md D-PROXY-31: --jku names the key of a card the proxy
     # re-signs; alone, or not an http(s) URL, it is one line and exit 2.
-    from a2a_interview.cardsig import private_jwk
+    from a2a_interview.card import private_jwk
     from support.proxy import proxy_command
 
     key = tmp_path / "card.jwk.json"

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import generate_key, private_jwk
+from a2a_interview.card import generate_key, private_jwk
 from a2a_interview.spec import INTERVIEW_URI
 from support.ports import closed_port
 from support.proxy import CARD, cli_serving, proxy_command, refusal, stopped, upstream_running
@@ -143,7 +143,7 @@ def test_declare_re_signs_with_the_algorithm_the_card_keys_jwk_names(
     # the RS256 default, as `card sign` gives it.
     import base64
 
-    from a2a_interview.cardsig import public_jwk, verify_card
+    from a2a_interview.card import public_jwk, verify_card
 
     secret = generate_key(alg)
     key = tmp_path / "card.jwk.json"

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import generate_key, public_jwk, verify_card
+from a2a_interview.card import generate_key, public_jwk, verify_card
 from a2a_interview.declarations import interview_entry, load
 from a2a_interview.errors import DeclarationError
 from a2a_interview.ijson import loads

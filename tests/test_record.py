@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from a2a_interview import nkeys, record, reference
-from a2a_interview.cardsig import public_jwk, sign_card, thumbprint
+from a2a_interview.card import public_jwk, sign_card, thumbprint
 from a2a_interview.checks import CHECKS, Advisory, Check, CheckStatus, Conflict, Outcome, Where
 from a2a_interview.errors import (
     IngressError,
@@ -27,7 +27,6 @@ from a2a_interview.errors import (
 from a2a_interview.models import Source
 from a2a_interview.record import (
     DOES_NOT_ESTABLISH,
-    MAX_AGENT_NAME,
     OUTCOME_WORDS,
     STANDING_REASONS,
     STANDING_WHY,
@@ -39,6 +38,7 @@ from a2a_interview.record import (
     RecordSignature,
     ResultRecord,
     Run,
+    _record,
     agent_key_ids,
     agent_name,
     card_name,
@@ -53,6 +53,7 @@ from a2a_interview.record import (
     standing_reason,
     verify_record_signature,
 )
+from a2a_interview.record._record import MAX_AGENT_NAME
 from a2a_interview.report import REMINDER, junit_xml, render_report
 from a2a_interview.verifier import failed_record
 from support.keys import card_key_seed
@@ -908,12 +909,12 @@ def test_outcome_words_are_the_one_vocabulary_and_unknown_otherwise() -> None:
     # unknown code, a value that is not a string, or one JSON could give (a list) is
     # the fixed "unrecognised" pair, never an error.
     unknown = ("unrecognised outcome", "this version cannot read it")
-    assert record.outcome_words("non_conformant")[0] == "non-conformant"
-    assert record.outcome_words("unreachable")[0] == "not completed"
-    assert record.outcome_words("passed") == unknown
-    assert record.outcome_words(None) == unknown
-    assert record.outcome_words(["consistent"]) == unknown
-    assert record.outcome_words({"consistent": 1}) == unknown
+    assert _record.outcome_words("non_conformant")[0] == "non-conformant"
+    assert _record.outcome_words("unreachable")[0] == "not completed"
+    assert _record.outcome_words("passed") == unknown
+    assert _record.outcome_words(None) == unknown
+    assert _record.outcome_words(["consistent"]) == unknown
+    assert _record.outcome_words({"consistent": 1}) == unknown
 
 
 def test_an_agent_name_of_one_character_is_a_name() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from a2a_interview import cardsig, reference
+from a2a_interview import reference
+from a2a_interview.card import verify_card
 from a2a_interview.declarations import build, interview_entry
 from a2a_interview.terms import read_terms_entries
 
@@ -33,13 +34,13 @@ def test_signed_card_verifies_under_served_with_its_jwks() -> None:
     origin = "http://127.0.0.1:8123"
     card = reference.signed_card(origin)
     (protected,) = [s["protected"] for s in card["signatures"]]
-    report = cardsig.verify_card(card, reference.jwks()["keys"])
+    report = verify_card(card, reference.jwks()["keys"])
     assert report.status == "verified" and report.reading == "served"
     assert report.kid == reference.CARD_KID
     assert report.checks[0].jku == origin + reference.JWKS_PATH
     assert protected  # a detached JWS: the payload is not carried
     tampered = {**card, "version": "9.9.9"}
-    assert cardsig.verify_card(tampered, reference.jwks()["keys"]).status == "invalid"
+    assert verify_card(tampered, reference.jwks()["keys"]).status == "invalid"
 
 
 def test_test_keys_are_labelled() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from a2a_interview.sanity import Insane, parse_rfc3339, record_identity, record_sanity
+from a2a_interview.record import Insane, parse_rfc3339, record_identity, record_sanity
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CARD = "https://a.example/.well-known/agent-card.json"

@@ -45,7 +45,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
 from a2a_interview import demo, reference
-from a2a_interview.cardsig import generate_key, public_jwk, verify_card
+from a2a_interview.card import generate_key, public_jwk, verify_card
 from a2a_interview.errors import DeclarationError
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
@@ -496,7 +496,7 @@ def test_sign_agent_card_proto_is_what_the_sdk_signer_signs() -> None:
     # PROFILE §6.3: the proto signature's payload is a2a-sdk's own canonical form.
     from a2a.utils.signing import _canonicalize_agent_card
 
-    from a2a_interview.cardsig import signing_payload
+    from a2a_interview.card import signing_payload
 
     card = compat_card()
     assert signing_payload(served_card(card), "proto") == [_canonicalize_agent_card(card).encode()]

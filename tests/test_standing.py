@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from a2a_interview import nkeys
-from a2a_interview.standing import sign_record, standing_of, standing_reason
+from a2a_interview.record import sign_record, standing_of, standing_reason
 
 SEED = nkeys.generate_seed()
 KEY = nkeys.public_of(nkeys.private_key(SEED))

@@ -408,7 +408,7 @@ async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
     import httpx
 
     from a2a_interview.verifier import ask
-    from a2a_interview.verifier.client import RedirectRefused
+    from a2a_interview.verifier.failures import RedirectRefused
     from agents import Call, Reply, Wrap
 
     with serve_many([honest, honest]) as (other, origin):

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from a2a_interview import reference
-from a2a_interview.cardsig import load_private_key, sign_card
+from a2a_interview.card import load_private_key, sign_card
 from a2a_interview.cli import main
 from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, MAX_INTERFACES, MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED

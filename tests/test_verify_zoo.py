@@ -525,7 +525,7 @@ def _sdk_signed(origin: str, *, ours_too: bool = False) -> Any:
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
     from a2a.utils.signing import create_agent_card_signer
 
-    from a2a_interview.cardsig import load_private_key
+    from a2a_interview.card import load_private_key
     from a2a_interview.declarations import build
     from a2a_interview.server.sdk import agent_card_from_json
     from agents import Agent, sign
@@ -571,7 +571,7 @@ def _sdk_signed_as_authored(origin: str) -> Any:
     from a2a.utils.signing import create_agent_card_signer
     from google.protobuf.json_format import MessageToDict, ParseDict
 
-    from a2a_interview.cardsig import load_private_key
+    from a2a_interview.card import load_private_key
     from a2a_interview.declarations import build
     from agents import Agent
 

@@ -6,6 +6,7 @@ terms and card signatures) is importable without any server or client dependency
 
 from __future__ import annotations
 
+from . import _moved
 from .declarations import Declarations, build, load
 from .errors import (
     AlgorithmRefused,
@@ -27,6 +28,8 @@ from .spec import INTERVIEW_URI, METHODS, QUESTIONS, TERMS_URI
 from .terms import ProposalVerdict, TermsEntry, read_terms_entries, sign_proposal, verify_proposal
 
 __version__ = "0.6.0"
+
+_moved.install()  # the module paths of 0.6, for a deprecation period (D-CORE-23)
 
 __all__ = [
     "INTERVIEW_URI",

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import reference
+from ._moved import moved_name
 from .jcs import canonicalize
 from .server.listen import Bounds, bind, origin_of
 
@@ -39,7 +40,12 @@ if TYPE_CHECKING:
 
     from .server.sdk import Limiter
 
-__all__ = ["BOUNDS", "bind", "build_app", "executor", "origin_of", "serve"]
+__all__ = ["BOUNDS", "build_app", "executor", "serve"]
+
+
+def __getattr__(name: str) -> object:  # what 0.6 passed on from here (D-CORE-23)
+    return moved_name(__name__, name)
+
 
 JSON = "application/json"
 
@@ -126,7 +132,7 @@ def build_app(
     from a2a.server.tasks import InMemoryTaskStore
     from starlette.applications import Starlette
 
-    from .cardsig import load_private_key
+    from .card import load_private_key
     from .declarations import interfaces
     from .server.sdk import agent_card_from_json, interview_routes, sign_agent_card
 

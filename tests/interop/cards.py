@@ -17,7 +17,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 
-from a2a_interview.cardsig import generate_key, private_jwk, public_jwk
+from a2a_interview.card import generate_key, private_jwk, public_jwk
 from a2a_interview.spec import INTERVIEW_URI
 from needs import DATA
 

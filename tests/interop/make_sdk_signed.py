@@ -19,7 +19,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from cards import card, sign_js, sign_python  # noqa: E402
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 
-from a2a_interview.cardsig import generate_key, private_jwk, public_jwk  # noqa: E402
+from a2a_interview.card import generate_key, private_jwk, public_jwk  # noqa: E402
 from needs import DATA  # noqa: E402
 
 KID = "sdk-signed-test-es256"

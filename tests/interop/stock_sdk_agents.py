@@ -50,7 +50,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from a2a_interview.cardsig import load_private_key, public_jwk
+from a2a_interview.card import load_private_key, public_jwk
 from a2a_interview.server.sdk import agent_extension, interview_routes, sign_agent_card
 
 CARD_PATH = "/.well-known/agent-card.json"

@@ -36,7 +36,7 @@ from cards import (
 )
 from processes import proxy_argv, running
 
-from a2a_interview.cardsig import load_private_key, sign_card, verify_card
+from a2a_interview.card import load_private_key, sign_card, verify_card
 from support.ports import free_port
 from support.servers import serve
 

@@ -49,9 +49,9 @@ from stock_lab import (
     run_verify_many,
 )
 
-from a2a_interview.cardsig import generate_key, private_jwk, public_jwk, verify_card
+from a2a_interview.card import generate_key, private_jwk, public_jwk, verify_card
+from a2a_interview.card._jose import b64d
 from a2a_interview.errors import InterviewError
-from a2a_interview.jose import b64d
 from a2a_interview.spec import INTERVIEW_URI
 from support.cli import COMMAND
 

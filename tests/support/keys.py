@@ -9,7 +9,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from a2a_interview import nkeys, reference
-from a2a_interview.cardsig import generate_key
+from a2a_interview.card import generate_key
 
 
 def b64(data: bytes) -> str:

@@ -24,12 +24,10 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from .._moved import moved_name
 from ..errors import InterviewError
 from . import extras
-from .files import read_input, write_atomic
 from .usage import (
-    EXIT_FAILED,
-    EXIT_NOT_OFFERED,
     EXIT_OK,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
@@ -37,18 +35,15 @@ from .usage import (
 )
 
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_NOT_OFFERED",
-    "EXIT_OK",
-    "EXIT_UNREACHABLE",
-    "EXIT_USAGE",
-    "UsageError",
     "build_parser",
     "entry",
     "main",
-    "read_input",
-    "write_atomic",
 ]
+
+
+def __getattr__(name: str) -> object:  # what 0.6 passed on from here (D-CORE-23)
+    return moved_name(__name__, name)
+
 
 # Command modules, in --help order. Each defines register(subparsers).
 _GROUPS = ("publish", "verify", "record", "serve", "proxy", "ledger", "profile", "conformance")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..cardsig import READINGS
+from ..card import READINGS
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .files import read_input
 from .usage import UsageError
@@ -360,7 +360,7 @@ def read_jwks(path: str | None) -> tuple[Any, ...] | None:
     """The keys of ``--jwks FILE`` (PROFILE §6.4: pinned), or ``None``."""
     if not path:
         return None
-    from ..cardsig import jwks_from_json
+    from ..card import jwks_from_json
     from ..errors import KeyFormatError
 
     try:
@@ -370,9 +370,9 @@ def read_jwks(path: str | None) -> tuple[Any, ...] | None:
 
 
 def verify_options(args: argparse.Namespace, **extra: Any) -> Any:
-    from ..cardsig import READINGS
+    from ..card import READINGS
     from ..verifier.client import ClientOptions
-    from ..verifier.procedure import VerifyOptions
+    from ..verifier.run import VerifyOptions
 
     headers = credential_headers(args) if hasattr(args, "header") else ()
     origins = credential_origins(args) if hasattr(args, "credentials_origin") else ()

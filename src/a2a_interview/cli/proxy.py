@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 
 from ..errors import InterviewError
 from ..spec import DEFAULT_RATE_LIMIT
-from . import EXIT_OK, EXIT_UNREACHABLE, UsageError, read_input, redis_storage
+from . import redis_storage
+from .files import read_input
+from .usage import EXIT_OK, EXIT_UNREACHABLE, UsageError
 
 DESCRIPTION = """\
 Put the A2A Interview Extension in front of an A2A agent that does not serve it itself.
@@ -126,7 +128,7 @@ def _card_key(path: str) -> dict[str, Any]:
     """``card_key`` and ``card_alg`` from ``--card-key``: the key, and its JWK's ``alg``
     when it names one (PROFILE §6.3: re-signed as ``card sign`` signs, a PS256 JWK PS256),
     refused here when that ``alg`` is not one of the key's allowlisted algorithms."""
-    from ..cardsig import alg_for_key, load_private_key
+    from ..card import alg_for_key, load_private_key
     from .publish import _jwk_alg  # the one reading of a JWK's alg, `card sign`'s
 
     data = read_input(path, "card key")

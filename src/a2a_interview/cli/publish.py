@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import nkeys
-from ..cardsig import READINGS
+from ..card import READINGS
 from ..declarations import interview_entry, read_card
 from ..errors import IngressError, SignatureError
 from ..ijson import loads
@@ -21,7 +21,8 @@ from ..jcs import digest
 from ..projection import CommittedProposal, Interview
 from ..spec import METHOD_PREFIX, QUESTIONS, SELECTOR_QUESTIONS
 from ..terms import read_terms_entries, sign_proposal, verify_proposal, verify_uncommitted
-from . import EXIT_FAILED, EXIT_OK, UsageError, read_input, write_atomic
+from .files import read_input, write_atomic
+from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
 _ALGS = ("nkey", "EdDSA", "ES256", "ES384", "PS256", "RS256")
 
@@ -79,7 +80,7 @@ def _keygen(args: argparse.Namespace) -> int:
         else:
             _emit(_pretty({"seed": seed, "public_key": public}), None)
         return EXIT_OK
-    from ..cardsig import generate_key, private_jwk, public_jwk
+    from ..card import generate_key, private_jwk, public_jwk
 
     key = generate_key(args.alg)
     kid = args.kid or f"{args.alg.lower()}-{datetime.date.today().isoformat()}"
@@ -108,8 +109,8 @@ def _jwk_alg(data: bytes) -> str | None:
 
 
 def _card_sign(args: argparse.Namespace) -> int:
+    from ..card import load_private_key, sign_card, sign_readings
     from ..cardproto import proto_form
-    from ..cardsig import load_private_key, sign_card, sign_readings
     from ..report import show
 
     card = _object_file(args.card, "card")
@@ -147,7 +148,7 @@ _CARD_ADVISORIES: dict[str, str] = {
 
 
 def _card_verify(args: argparse.Namespace) -> int:
-    from ..cardsig import jwks_from_json, verify_card
+    from ..card import jwks_from_json, verify_card
     from ..report import show
 
     card = _object_file(args.card, "card")
@@ -230,7 +231,8 @@ def _fetch_proposal(url: str, allow_private: bool) -> bytes | None:
     ``fetch_failed``). Never a traceback: whatever the host does is a reason code."""
     import anyio
 
-    from ..verifier.client import ClientOptions, Interviewer, Response, TransportFailure
+    from ..verifier.client import ClientOptions, Interviewer, Response
+    from ..verifier.failures import TransportFailure
 
     async def fetch() -> Response:
         options = ClientOptions(allow_private=allow_private)

@@ -19,7 +19,8 @@ import textwrap
 from typing import Any
 
 from ..errors import IngressError, WireFormatError
-from . import EXIT_FAILED, EXIT_OK, UsageError, read_input
+from .files import read_input
+from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
 _RUNNER_SIGNATURE = {
     "valid": "valid: the key ran_by names signed this record",
@@ -41,7 +42,7 @@ def _load(path: str) -> dict[str, Any]:
 def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Agent key ids from the documents the user holds (``--card``, ``--jwks``,
     ``--proposal``), and a line for each saying what was checked."""
-    from ..cardsig import jwks_from_json
+    from ..card import jwks_from_json
     from ..errors import CanonicalizationError, KeyFormatError
     from ..ijson import loads
     from ..jcs import digest

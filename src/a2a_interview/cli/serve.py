@@ -15,7 +15,8 @@ import sys
 from typing import Any
 
 from ..spec import DEFAULT_RATE_LIMIT
-from . import EXIT_UNREACHABLE, UsageError, redis_storage, serve_until_stopped
+from . import redis_storage, serve_until_stopped
+from .usage import EXIT_UNREACHABLE, UsageError
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -28,9 +29,10 @@ def run_demo(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
-    from ..demo import BOUNDS, bind, build_app, origin_of
+    from ..demo import BOUNDS, build_app
     from ..report import render_report
     from ..server import listen
+    from ..server.listen import bind, origin_of
     from ..server.ratelimit import RateLimiter
     from ..verifier import verify
     from .console import print_report

@@ -319,7 +319,8 @@ def _ask(args: argparse.Namespace) -> int:
         NotOffered,
         ask,
     )
-    from ..verifier.client import ClientOptions, TransportFailure
+    from ..verifier.client import ClientOptions
+    from ..verifier.failures import TransportFailure
 
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
@@ -422,8 +423,8 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
     contacted)."""
     from ..errors import IngressError
     from ..ijson import loads
-    from ..verifier.client import origin
     from ..verifier.many import Given
+    from ..verifier.urls import origin
 
     try:
         document = loads(read_input(path, "credentials file"))

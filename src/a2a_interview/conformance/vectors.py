@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import reference
-from ..cardsig import load_private_key, sign_card
+from ..card import load_private_key, sign_card
 from ..declarations import build, read_card
 from ..ijson import loads
 from ..spec import INTERVIEW_URI, TERMS_URI

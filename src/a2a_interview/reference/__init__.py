@@ -65,7 +65,7 @@ def jwks() -> JSONObject:
 def signed_card(origin: str = ORIGIN, *, jku: bool = True) -> JSONObject:
     """The card moved to ``origin`` and signed with the test key (EdDSA), its ``jku``
     the same-origin JWKS when ``jku`` is true."""
-    from ..cardsig import load_private_key, sign_card
+    from ..card import load_private_key, sign_card
 
     key = load_private_key(read_bytes("TEST-ONLY-card-key.jwk.json"))
     jku_url = origin.rstrip("/") + JWKS_PATH if jku else None

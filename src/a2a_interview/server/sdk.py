@@ -103,7 +103,7 @@ from .asgi import (
 if TYPE_CHECKING:
     from starlette.datastructures import URLPath
 
-    from ..cardsig import PrivateKey, SignReading
+    from ..card import PrivateKey, SignReading
 
 __all__ = [
     "DESCRIPTION",
@@ -168,7 +168,7 @@ def sign_agent_card(
 ) -> AgentCard:
     """A copy of ``agent_card`` with its new signature(s), over the card as served.
 
-    Signs :func:`served_card` as :func:`a2a_interview.cardsig.sign_card` does (PROFILE
+    Signs :func:`served_card` as :func:`a2a_interview.card.sign_card` does (PROFILE
     §6.3): under ``proto``, what ``a2a-sdk``'s and ``@a2a-js/sdk``'s verifiers check (the
     SDK's own signer signs the same bytes), and, when the card as served carries more
     (the 0.3 compatibility members an SDK host merges in, ``"required": false``), also
@@ -177,12 +177,12 @@ def sign_agent_card(
     again, it must carry exactly the signed members, and each new signature verify under
     its reading.
 
-    Raises what :func:`a2a_interview.cardsig.sign_card` raises (``AlgorithmRefused``,
+    Raises what :func:`a2a_interview.card.sign_card` raises (``AlgorithmRefused``,
     ``SignatureError``, ``KeyFormatError``, ``CanonicalizationError``), and
     ``SignatureError`` when the SDK would serve the signed card differently from what was
     signed (the signature would not verify).
     """
-    from ..cardsig import public_jwk, sign_card, sign_readings, verify_card
+    from ..card import public_jwk, sign_card, sign_readings, verify_card
     from ..errors import SignatureError
 
     unsigned = served_card(agent_card)

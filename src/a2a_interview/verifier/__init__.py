@@ -10,18 +10,18 @@ extra (``pip install 'a2a-interview[client]'``).
 
 from __future__ import annotations
 
-from .procedure import (
+from .asking import (
     AskResult,
     AuthenticationRequired,
     CredentialsNotSent,
     NoInterface,
     NotAnswered,
     NotOffered,
-    VerifyOptions,
     ask,
-    failed_record,
-    verify,
 )
+from .failures import TransportFailure
+from .procedure import failed_record, verify
+from .run import VerifyOptions
 
 __all__ = [
     "AskResult",
@@ -30,6 +30,7 @@ __all__ = [
     "NoInterface",
     "NotAnswered",
     "NotOffered",
+    "TransportFailure",
     "VerifyOptions",
     "ask",
     "failed_record",

@@ -45,8 +45,9 @@ from typing import Any, Final
 
 from ..ijson import JSONObject
 from ..pace import CAP, START, Pace, Window
-from .client import InsecureURL, origin
-from .procedure import VerifyOptions
+from .failures import InsecureURL
+from .run import VerifyOptions
+from .urls import origin
 
 Origin = tuple[str, str, int]
 Headers = tuple[tuple[str, str], ...]

@@ -22,7 +22,7 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
-from ..cardsig import READINGS, Reading
+from ..card import READINGS, Reading
 from ..checks import Advisory, Check, Conflict, Declared, run_statuses
 from ..ijson import JSONObject
 from ..record import (

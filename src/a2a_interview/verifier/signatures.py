@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import nkeys
-from ..cardsig import jwks_from_json, verify_card
+from ..card import import_public_jwk, jwks_from_json, verify_card
 from ..checks import Advisory, Check, check_card_signature
 from ..errors import KeyFormatError
 from ..ijson import JSONObject
-from ..jose import import_public_jwk
 from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from .client import Interviewer

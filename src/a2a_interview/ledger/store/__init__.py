@@ -17,7 +17,6 @@ its parts, each importing only those listed before it (``tests/test_import_graph
 from __future__ import annotations
 
 from .columns import agent_key
-from .columns import columns as _columns  # noqa: F401 - the name tests and benches use
 from .ledger import Ledger
 from .lines import SEARCH_RULE, searchable
 from .opening import parse_store_url

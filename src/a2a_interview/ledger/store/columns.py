@@ -18,10 +18,10 @@ from ...record import (
     member_at,
     parse_rfc3339,
     record_sanity,
+    standing_given,
     verify_record_signature,
 )
 from ...spec import RESULT_FORMAT
-from ...standing import standing_given
 from ..errors import BadSignature, NotARecord, NotSane
 from .tables import MAX_CARD_URL, MAX_NAME, MAX_URL
 
@@ -89,7 +89,8 @@ def agent_key(agent_url: str, card_url: str | None) -> str:
     which refuse a URL the normalization would not take."""
     if card_url is None:
         try:
-            from ...verifier.client import InsecureURL, card_url_for
+            from ...verifier.failures import InsecureURL
+            from ...verifier.urls import card_url_for
         except ImportError:  # pragma: no cover - the ledger extra installs the client
             card_url = agent_url
         else:

@@ -21,11 +21,12 @@ from typing import Any, Final
 import httpx
 
 from ... import rpc
-from ...cardsig import is_signed
+from ...card import is_signed
 from ...errors import IngressError, InterviewError
 from ...ijson import loads
 from ...jcs import canonicalize
-from ...verifier.client import BodyTooLarge, EncodingRefused, read_body
+from ...verifier.bodies import read_body
+from ...verifier.failures import BodyTooLarge, EncodingRefused
 from ..asgi import Scope, Send
 from .headers import HOP_BY_HOP, NOT_FORWARDED, listed, plain, request_headers
 from .upstream import Upstream

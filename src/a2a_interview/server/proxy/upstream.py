@@ -39,14 +39,15 @@ from urllib.parse import urlsplit
 import httpx
 
 from ... import rpc
+from ...card import is_signed
 from ...cardproto import spelling
-from ...cardsig import is_signed
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
 from ...spec import CARD_PATH, INTERVIEW_URI
 from ...terms import read_terms_entries, verify_proposal
-from ...verifier.client import InsecureURL, check_url, origin
+from ...verifier.failures import InsecureURL
+from ...verifier.urls import check_url, origin
 from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
 from .connections import upstream_transport
@@ -224,7 +225,7 @@ class Upstream:
         key, kid = self.options.card_key, self.options.card_kid
         if key is None or kid is None:
             return None
-        from ...cardsig import public_jwk
+        from ...card import public_jwk
 
         return canonicalize({"keys": [public_jwk(key, kid, self.options.card_alg)]})
 
@@ -407,7 +408,7 @@ class Upstream:
                 "the upstream card is signed and --declare changes it, which breaks its "
                 "signature: give --card-key KEY --kid KID to re-sign it"
             )
-        from ...cardsig import sign_card
+        from ...card import sign_card
         from ...errors import SignatureError
 
         unsigned = {k: v for k, v in card.items() if k != "signatures"}

@@ -24,13 +24,13 @@ from typing import Any, Final, Literal, get_args
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from . import nkeys
-from .agentkeys import nkey_thumbprint
-from .errors import KeyFormatError, SignatureError
-from .ijson import JSONObject
-from .jcs import canonicalize
-from .sanity import SanityReason, member_at, record_sanity
-from .spec import RESULT_SIGNING_PREFIX
+from .. import nkeys
+from ..errors import KeyFormatError, SignatureError
+from ..ijson import JSONObject
+from ..jcs import canonicalize
+from ..spec import RESULT_SIGNING_PREFIX
+from ._keys import nkey_thumbprint
+from ._sanity import SanityReason, member_at, record_sanity
 
 __all__ = [
     "STANDING_REASONS",

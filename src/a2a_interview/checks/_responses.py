@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from .declarations import interfaces
-from .errors import CanonicalizationError, IngressError, WireFormatError
-from .findings import ABSENT, Advisory, Value
-from .ijson import JSON, JSONObject, loads
-from .jcs import canonicalize
-from .models import Answer, Refusal, Source, result_from_json
+from ..declarations import interfaces
+from ..errors import CanonicalizationError, IngressError, WireFormatError
+from ..ijson import JSON, JSONObject, loads
+from ..jcs import canonicalize
+from ..models import Answer, Refusal, Source, result_from_json
+from ._findings import ABSENT, Advisory, Value
 
 __all__ = [
     "Binding",

@@ -35,51 +35,40 @@ from typing import Any, Final, Literal, TypeAlias
 
 from joserfc.jwk import Key
 
-from . import ijson
-from .cardreadings import (
-    READINGS,
-    Candidate,
-    Reading,
-    candidates,
-    is_1_0_card,
-    proto_candidates,
-    signing_payload,
-    without_signatures,
-)
-from .errors import (
+from .. import ijson
+from ..errors import (
     AlgorithmRefused,
     CanonicalizationError,
     IngressError,
     KeyFormatError,
     SignatureError,
 )
-from .jcs import canonicalize
-from .jose import (
+from ..jcs import canonicalize
+from ._jose import (
     ALGORITHMS,
     PrivateKey,
-    PublicKey,
-    alg_for_key,
     b64d,
     b64e,
     check_alg,
-    generate_key,
     import_public_jwk,
     is_private_key,
-    jwk_to_public_key,
-    jwks_from_json,
     key_algs,
-    load_private_key,
-    private_jwk,
-    public_jwk,
     sign,
     thumbprint,
     verify,
 )
+from ._readings import (
+    READINGS,
+    Candidate,
+    Reading,
+    candidates,
+    is_1_0_card,
+    proto_candidates,
+    without_signatures,
+)
 
 __all__ = [
-    "ALGORITHMS",
     "QUIRK_NULL_HEADER_MEMBER",
-    "READINGS",
     "REASON_ALG_REFUSED",
     "REASON_BAD_SIGNATURE",
     "REASON_MALFORMED",
@@ -87,25 +76,12 @@ __all__ = [
     "REASON_NO_KEY",
     "CardSignatureReport",
     "KeySource",
-    "PrivateKey",
-    "PublicKey",
-    "Reading",
     "SignReading",
     "SignatureCheck",
     "SignatureStatus",
-    "alg_for_key",
-    "generate_key",
-    "is_1_0_card",
     "is_signed",
-    "jwk_to_public_key",
-    "jwks_from_json",
-    "load_private_key",
-    "private_jwk",
-    "public_jwk",
     "sign_card",
     "sign_readings",
-    "signing_payload",
-    "thumbprint",
     "verify_card",
 ]
 

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
-from .cardproto import proto_form
-from .errors import CanonicalizationError, SignatureError
-from .jcs import canonicalize
-from .pointer import escape
+from ..cardproto import proto_form
+from ..errors import CanonicalizationError, SignatureError
+from ..jcs import canonicalize
+from ..pointer import escape
 
 __all__ = [
     "READINGS",

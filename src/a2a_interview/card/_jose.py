@@ -36,9 +36,9 @@ from joserfc.jwk import ECKey, Key, OKPKey, RSAKey
 from joserfc.jws import JWSRegistry
 from joserfc.util import urlsafe_b64decode, urlsafe_b64encode
 
-from . import ijson
-from .errors import AlgorithmRefused, IngressError, KeyFormatError, SignatureError
-from .jcs import canonicalize
+from .. import ijson
+from ..errors import AlgorithmRefused, IngressError, KeyFormatError, SignatureError
+from ..jcs import canonicalize
 
 __all__ = [
     "ALGORITHMS",

@@ -6,15 +6,15 @@ display can check a record it did not produce. They live in modules of their own
 this one re-exports their names (``from a2a_interview.record import standing_of`` keeps
 working):
 
-- :mod:`~a2a_interview.standing`: :func:`standing_of` recomputes ``claim`` or
+- :mod:`~a2a_interview.record._standing`: :func:`standing_of` recomputes ``claim`` or
   ``evidence`` from the record's contents and its runner signature; a display uses it
   and never trusts the stored ``standing`` (PROFILE §8, interview §8, §9 rule 4);
   :func:`standing_reason` says why; :func:`sign_record` and
   :func:`verify_record_signature` are the runner's Ed25519 signature.
-- :mod:`~a2a_interview.agentkeys`: :func:`agent_key_ids` and :func:`proposal_keys`
+- :mod:`~a2a_interview.record._keys`: :func:`agent_key_ids` and :func:`proposal_keys`
   collect ``agent.keys``: what the verifier itself saw of the agent's keys, so a
   display needs no network.
-- :mod:`~a2a_interview.sanity`: :func:`record_sanity`, the sanity every reader checks,
+- :mod:`~a2a_interview.record._sanity`: :func:`record_sanity`, the sanity every reader checks,
   and the record's times (:func:`rfc3339`, :func:`parse_rfc3339`).
 - here: the values, :func:`read_record` (a stored record: bounded, strict, the right
   ``format``), the fixed words of outcomes, :func:`schema`.
@@ -31,90 +31,35 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Final, Literal, get_args
 
-from . import nkeys
-from .agentkeys import (
-    agent_key_ids,
-    card_key_ids,
-    committed_signers,
-    nkey_jwk,
-    nkey_thumbprint,
-    proposal_keys,
-    proposal_signer,
-    verified_key_ids,
-)
-from .errors import SignatureError, WireFormatError
-from .findings import Advisory, Check, Conflict
-from .ijson import JSONObject, loads
-from .outcome import CheckStatus, Outcome
-from .sanity import (
-    CLOCK_SKEW,
-    SANITY_REASONS,
-    Insane,
-    SanityReason,
+from .. import nkeys
+from ..checks import Advisory, Check, CheckStatus, Conflict, Outcome
+from ..errors import SignatureError, WireFormatError
+from ..ijson import JSONObject, loads
+from ..spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT
+from ._sanity import (
     member_at,
-    parse_rfc3339,
-    record_identity,
-    record_sanity,
-    rfc3339,
 )
-from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT
-from .standing import (
-    STANDING_REASONS,
-    STANDING_WHY,
-    RecordSignature,
-    Standing,
-    StandingReason,
+from ._standing import (
     sign_record,
-    signing_bytes,
     standing_given,
-    standing_of,
-    standing_reason,
-    verify_record_signature,
 )
 
 __all__ = [
-    "CLOCK_SKEW",
     "DOES_NOT_ESTABLISH",
     "PARTIES",
-    "SANITY_REASONS",
-    "STANDING_REASONS",
-    "STANDING_WHY",
     "CallRecord",
     "CardSignature",
     "CredentialKind",
     "Credentials",
     "Incomplete",
-    "Insane",
     "Party",
     "ProposalRecord",
     "RanBy",
-    "RecordSignature",
     "ResultRecord",
     "Run",
     "Sampling",
-    "SanityReason",
-    "Standing",
-    "StandingReason",
-    "agent_key_ids",
-    "card_key_ids",
-    "committed_signers",
-    "member_at",
-    "nkey_jwk",
-    "nkey_thumbprint",
-    "parse_rfc3339",
-    "proposal_keys",
-    "proposal_signer",
     "read_record",
-    "record_identity",
-    "record_sanity",
-    "rfc3339",
     "schema",
-    "sign_record",
-    "signing_bytes",
-    "standing_of",
-    "standing_reason",
-    "verified_key_ids",
-    "verify_record_signature",
 ]
 
 Party = Literal["self", "platform", "third_party"]
@@ -554,7 +499,9 @@ def read_record(data: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> JSONObject:
 
 def schema() -> JSONObject:
     """The JSON Schema (2020-12) of a result record, shipped with the package."""
-    data = resources.files(__package__).joinpath("schema/result-record.schema.json").read_bytes()
+    data = (
+        resources.files("a2a_interview").joinpath("schema/result-record.schema.json").read_bytes()
+    )
     value = loads(data)
     assert isinstance(value, dict)
     return value

@@ -25,14 +25,14 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from . import nkeys
-from .cardsig import CardSignatureReport, thumbprint, verify_card
-from .errors import CanonicalizationError, IngressError, KeyFormatError
-from .ijson import loads
-from .jcs import canonicalize, digest_bytes, is_digest
-from .sanity import member_at
-from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
-from .terms import signing_bytes, verify_uncommitted
+from .. import nkeys
+from ..card import CardSignatureReport, thumbprint, verify_card
+from ..errors import CanonicalizationError, IngressError, KeyFormatError
+from ..ijson import loads
+from ..jcs import canonicalize, digest_bytes, is_digest
+from ..spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
+from ..terms import signing_bytes, verify_uncommitted
+from ._sanity import member_at
 
 __all__ = [
     "agent_key_ids",

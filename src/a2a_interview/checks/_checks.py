@@ -29,9 +29,9 @@ and peer values travel only as data in ``expected``/``got``.
 The checks and the declared documents they compare with (:class:`Declared`) are here;
 the rest of the verifier's judging lives in modules of their own, whose names this one
 re-exports (``from a2a_interview.checks import read_result`` keeps working):
-:mod:`~a2a_interview.findings` (the check codes, :class:`Conflict`, :class:`Advisory`),
-:mod:`~a2a_interview.responses` (the card's interfaces, reading one response) and
-:mod:`~a2a_interview.outcome` (the outcome and the statuses of runs).
+:mod:`~a2a_interview.checks._findings` (the check codes, :class:`Conflict`, :class:`Advisory`),
+:mod:`~a2a_interview.checks._responses` (the card's interfaces, reading one response) and
+:mod:`~a2a_interview.checks._outcome` (the outcome and the statuses of runs).
 """
 
 from __future__ import annotations
@@ -40,24 +40,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from . import pointer
-from .errors import CanonicalizationError, IngressError, PointerError
-from .findings import ABSENT, CHECKS, Advisory, Check, Conflict, Value, Where
-from .ijson import JSON, JSONObject, loads
-from .jcs import canonicalize, digest_bytes
-from .models import Answer, Projection, Refusal, Source
-from .outcome import CheckStatus, Outcome, derive_outcome, overall_statuses, run_statuses
-from .projection import CommittedProposal, Interview
-from .responses import (
-    Binding,
-    Exchange,
-    Interface,
-    ResultRead,
-    find_interfaces,
-    is_binding_answer,
-    read_result,
-)
-from .spec import (
+from .. import pointer
+from ..errors import CanonicalizationError, IngressError, PointerError
+from ..ijson import JSON, JSONObject, loads
+from ..jcs import canonicalize, digest_bytes
+from ..models import Answer, Projection, Refusal, Source
+from ..projection import CommittedProposal, Interview
+from ..spec import (
     EXTENSIONS_HEADER,
     INTERVIEW_URI,
     LEGACY_EXTENSIONS_HEADER,
@@ -65,22 +54,16 @@ from .spec import (
     RPC_METHOD_NOT_FOUND,
     Question,
 )
-from .terms import ProposalVerdict, TermsEntry, card_extensions, terms_extensions
+from ..terms import ProposalVerdict, TermsEntry, card_extensions, terms_extensions
+from ._findings import ABSENT, Advisory, Check, Conflict, Value, Where
+from ._responses import (
+    Binding,
+    Exchange,
+    ResultRead,
+)
 
 __all__ = [
-    "ABSENT",
-    "CHECKS",
-    "Advisory",
-    "Binding",
-    "Check",
-    "CheckStatus",
-    "Conflict",
     "Declared",
-    "Exchange",
-    "Interface",
-    "Outcome",
-    "ResultRead",
-    "Where",
     "check_answer",
     "check_card_signature",
     "check_closure",
@@ -91,14 +74,8 @@ __all__ = [
     "check_interfaces_agree",
     "check_terms_declared",
     "coverage",
-    "derive_outcome",
     "diff_answer",
-    "find_interfaces",
-    "is_binding_answer",
     "no_match_selector",
-    "overall_statuses",
-    "read_result",
-    "run_statuses",
 ]
 
 

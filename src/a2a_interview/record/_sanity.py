@@ -19,8 +19,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
-from .cardurl import URLRefused, has_userinfo, normalize_url
-from .jcs import digest
+from ..cardurl import URLRefused, has_userinfo, normalize_url
+from ..jcs import digest
 
 __all__ = [
     "CLOCK_SKEW",

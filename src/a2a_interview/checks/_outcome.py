@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
-from .findings import CHECKS, Advisory, Check, Conflict
+from ._findings import CHECKS, Advisory, Check, Conflict
 
 __all__ = ["CheckStatus", "Outcome", "derive_outcome", "overall_statuses", "run_statuses"]
 

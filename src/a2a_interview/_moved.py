@@ -1,0 +1,150 @@
+"""Import paths of 0.6 kept for a deprecation period (README, "Upgrading from 0.6").
+
+The core is grouped into parts (``card/``, ``record/``, ``checks/``) and every name has
+one home: where it is defined, or a facade (D-CORE-22). What 0.6 offered elsewhere still
+imports, with a ``DeprecationWarning`` that names the new home:
+
+- a module that became a private part of a package (``a2a_interview.cardsig``, ...):
+  :data:`MODULES`, answered by a finder at the end of ``sys.meta_path`` that knows those
+  names only (there is no file at the old path, so a name of a real module always wins);
+- a name a module passed on from another (``verifier.client``'s failures, ...):
+  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`.
+
+``tests/test_one_home.py`` checks that each resolves to the same object as its new home
+and warns. Nothing here imports a module of the package until a moved name is asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Final
+
+UPGRADING: Final = 'README, "Upgrading from 0.6"'
+
+# The module of 0.6 -> (the facade of its part now, the private module its code is in).
+MODULES: Final[Mapping[str, tuple[str, str]]] = {
+    "a2a_interview.cardsig": ("a2a_interview.card", "a2a_interview.card._sig"),
+    "a2a_interview.cardreadings": ("a2a_interview.card", "a2a_interview.card._readings"),
+    "a2a_interview.jose": ("a2a_interview.card", "a2a_interview.card._jose"),
+    "a2a_interview.sanity": ("a2a_interview.record", "a2a_interview.record._sanity"),
+    "a2a_interview.standing": ("a2a_interview.record", "a2a_interview.record._standing"),
+    "a2a_interview.agentkeys": ("a2a_interview.record", "a2a_interview.record._keys"),
+    "a2a_interview.findings": ("a2a_interview.checks", "a2a_interview.checks._findings"),
+    "a2a_interview.responses": ("a2a_interview.checks", "a2a_interview.checks._responses"),
+    "a2a_interview.outcome": ("a2a_interview.checks", "a2a_interview.checks._outcome"),
+}
+
+_FAILURES = "a2a_interview.verifier.failures"
+_URLS = "a2a_interview.verifier.urls"
+_VERIFIER = "a2a_interview.verifier"
+
+# A module -> {a name it passed on in 0.6 (its __all__ then): the name's home now}.
+NAMES: Final[Mapping[str, Mapping[str, str]]] = {
+    "a2a_interview.verifier.client": {
+        "ACCEPT_ENCODING": "a2a_interview.verifier.bodies",
+        "read_body": "a2a_interview.verifier.bodies",
+        "CAUSES": _FAILURES,
+        "AddressRefused": _FAILURES,
+        "BodyTooLarge": _FAILURES,
+        "BudgetSpent": _FAILURES,
+        "ConnectFailed": _FAILURES,
+        "DeadlineExceeded": _FAILURES,
+        "EncodingRefused": _FAILURES,
+        "InsecureURL": _FAILURES,
+        "RateLimited": _FAILURES,
+        "RedirectRefused": _FAILURES,
+        "TimedOut": _FAILURES,
+        "TransportFailure": _VERIFIER,
+        "address_kind": "a2a_interview.verifier.addresses",
+        "card_url_for": _URLS,
+        "check_url": _URLS,
+        "is_loopback": _URLS,
+        "origin": _URLS,
+    },
+    "a2a_interview.verifier.procedure": {
+        "AskResult": _VERIFIER,
+        "AuthenticationRequired": _VERIFIER,
+        "CredentialsNotSent": _VERIFIER,
+        "NoInterface": _VERIFIER,
+        "NotAnswered": _VERIFIER,
+        "NotOffered": _VERIFIER,
+        "VerifyOptions": _VERIFIER,
+        "ask": _VERIFIER,
+        "render_report": "a2a_interview.report",
+    },
+    "a2a_interview.cli": {
+        "EXIT_FAILED": "a2a_interview.cli.usage",
+        "EXIT_NOT_OFFERED": "a2a_interview.cli.usage",
+        "EXIT_OK": "a2a_interview.cli.usage",
+        "EXIT_UNREACHABLE": "a2a_interview.cli.usage",
+        "EXIT_USAGE": "a2a_interview.cli.usage",
+        "UsageError": "a2a_interview.cli.usage",
+        "read_input": "a2a_interview.cli.files",
+        "write_atomic": "a2a_interview.cli.files",
+    },
+    "a2a_interview.demo": {
+        "bind": "a2a_interview.server.listen",
+        "origin_of": "a2a_interview.server.listen",
+    },
+}
+
+
+def _warn(old: str, advice: str, stacklevel: int) -> None:
+    message = f"{old} is deprecated: {advice} ({UPGRADING})"
+    warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+
+
+def moved_name(module: str, name: str) -> object:
+    """The ``__getattr__`` of a module in :data:`NAMES`: a name it passed on, from its home."""
+    home = NAMES.get(module, {}).get(name)
+    if home is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    _warn(f"{module}.{name}", f"import {name} from {home}", stacklevel=3)
+    return getattr(importlib.import_module(home), name)
+
+
+def _old_module_attr(module: str, name: str) -> object:
+    """A name of a module of :data:`MODULES`: from the part's facade, else its private module."""
+    facade_name, private_name = MODULES[module]
+    facade = importlib.import_module(facade_name)
+    if name in getattr(facade, "__all__", ()):
+        _warn(f"{module}.{name}", f"import {name} from {facade_name}", stacklevel=2)
+        return getattr(facade, name)
+    private = importlib.import_module(private_name)
+    if not name.startswith("__") and hasattr(private, name):
+        advice = f"{name} is internal now ({private_name}) and may change without notice"
+        _warn(f"{module}.{name}", advice, stacklevel=2)
+        return getattr(private, name)
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the modules of :data:`MODULES`: each an empty module whose names resolve late."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MODULES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None  # the default module
+
+    def exec_module(self, module: ModuleType) -> None:
+        facade, _ = MODULES[module.__name__]
+        module.__doc__ = f"Deprecated: {module.__name__} is now {facade} ({UPGRADING})."
+        module.__dict__["__getattr__"] = functools.partial(_old_module_attr, module.__name__)
+
+
+def install() -> None:
+    """Put the finder of the old module paths at the end of ``sys.meta_path``, once."""
+    if not any(isinstance(finder, _OldPaths) for finder in sys.meta_path):
+        sys.meta_path.append(_OldPaths())
