@@ -103,12 +103,18 @@ def expected_calls(skills: int, bindings: int, second: int, *, thorough: bool) -
     closure probes; on each of ``second`` further interfaces of the same card variant,
     every question once ("Defaults that fit", D-CLI-8). Sampled (D-VERIFY-72): on each
     of ``bindings`` bindings, the probe, every question once (``skills`` = k selector
-    ids), the two closure probes; and one drawn ask made a second time."""
+    ids), the two closure probes; and on the drawn binding, every question without a
+    selector and one selector ask made a second time."""
     asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
     if thorough:
         return (1 + 2 * asks + 2) + second * (1 + asks + 2)
     assert bindings >= 1
-    return bindings * (1 + asks + 2) + 1
+    return bindings * (1 + asks + 2) + REPEATS
+
+
+# The asks a sampled run makes twice (D-VERIFY-72): each question without a selector, and
+# one selector ask.
+REPEATS = len(QUESTIONS) + 1
 
 
 def per_binding(calls: list[dict[str, Any]]) -> dict[str, int]:
@@ -136,8 +142,8 @@ async def test_a_default_run_makes_as_many_calls_whatever_the_card(
 ) -> None:
     """D-VERIFY-63, D-VERIFY-72: a default run's interview calls do not grow with the
     skills or the interfaces: each binding on one interface, k skill ids per selector
-    question, each question once, one drawn ask twice. So a binding costs at most
-    ``1 + (5 + 2k) + 2 + 1`` calls, and every binding but the drawn one a call less."""
+    question, each question once, and on the drawn binding the five and one selector ask
+    twice. So a binding costs ``1 + (5 + 2k) + 2`` calls, and the drawn one six more."""
     document = await run(agent(skills, interfaces), rng=random.Random(skills))
     assert document["outcome"] == "consistent"
     (only,) = document["runs"]
@@ -145,7 +151,7 @@ async def test_a_default_run_makes_as_many_calls_whatever_the_card(
     assert len(only["calls"]) == expected_calls(K, bindings, 0, thorough=False)
     once = 1 + len(QUESTIONS) + len(SELECTOR_QUESTIONS) * K + 2
     counts = sorted(per_binding(only["calls"]).values())
-    assert counts == [once] * (bindings - 1) + [once + 1], counts
+    assert counts == [once] * (bindings - 1) + [once + REPEATS], counts
 
 
 @pytest.mark.parametrize(("skills", "interfaces"), [(2, 3), (100, 3)])
@@ -185,24 +191,28 @@ async def test_the_record_says_what_was_sampled_and_it_is_what_was_asked() -> No
             and (c["params"] or {}).get("skill") in skill_ids
         }
         assert asked == set(ids)
-    # D-VERIFY-72: the one ask made twice, on an interface interviewed; every other ask
-    # once on each interface.
-    (twice,) = sampling["asked_twice"]
-    assert twice["interface"] in {i["interface"] for i in chosen.values()}
+    # D-VERIFY-72: the asks made twice, on one interface interviewed: each question without
+    # a selector and one selector ask; every other ask once on each interface.
+    twice = sampling["asked_twice"]
+    assert len(twice) == REPEATS
+    (where,) = {t["interface"] for t in twice}
+    assert where in {i["interface"] for i in chosen.values()}
+    assert {t["question"] for t in twice if t["skill"] is None} == set(QUESTIONS)
+    assert len([t for t in twice if t["skill"] is not None]) == 1
     made = Counter(
         (c["interface"], c["method"], (c["params"] or {}).get("skill"))
         for c in only["calls"]
         if c["activated"] and c["method"] != "interview/bogus"
     )
-    again = (twice["interface"], "interview/" + twice["question"], twice["skill"])
-    assert made.pop(again) == 2
+    for ask in twice:
+        assert made.pop((where, "interview/" + ask["question"], ask["skill"])) == 2
     closure = [key for key in made if key[2] is not None and key[2] not in skill_ids]
     assert len(closure) == len(chosen)  # the closure selector's, once a binding
     assert set(made.values()) == {1}
     report = render_report(document)
     assert f"usage with {K} of 6 skill selectors" in report
     assert "JSONRPC on 1 of 2 interfaces" in report
-    assert "1 ask made twice" in report
+    assert f"{REPEATS} asks made twice" in report
 
 
 def _card(document: dict[str, Any]) -> dict[str, Any]:
@@ -339,7 +349,7 @@ def _interfaces(bindings: int) -> list[Interface]:
 
 def _draw_twice(rng: random.Random, bindings: int, skills: list[str]) -> set[tuple[str, Any]]:
     """One procedure's draw, as a run makes it: the interfaces, then per binding its
-    selectors and the ask it makes twice; (binding, question, skill) of that ask."""
+    selectors and the asks it makes twice; (binding, question, skill) of those asks."""
     sampler = Sampler(rng, K, thorough=False)
     asked = sampler.new_run()
     made = set()
@@ -348,7 +358,7 @@ def _draw_twice(rng: random.Random, bindings: int, skills: list[str]) -> set[tup
         asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
         asks += [(q, s) for s in skills for q in SELECTING if s in chosen[q]]
         made |= {(str(interface.binding), *ask) for ask in sampler.again(interface, asks)}
-    assert len(made) == 1
+    assert len(made) == REPEATS
     return made
 
 
@@ -359,7 +369,7 @@ def test_the_ask_made_twice_is_drawn_with_the_stated_probability(
     """D-VERIFY-72: the per-run probability ``repeat_probability`` states (the one the
     docs give) is the sampler's: counted over 6,000 seeded draws, for a question without
     selector on one binding and on any, and for one selector question under one skill
-    id, within 0.012 of the formula (which counts its asks from ``spec.QUESTIONS``)."""
+    id, within 0.012 of the formula."""
     ids = [f"s{n}" for n in range(skills)]
     rng = random.Random(72)
     seen: Counter[tuple[str, Any]] = Counter()
@@ -372,10 +382,11 @@ def test_the_ask_made_twice_is_drawn_with_the_stated_probability(
     assert abs(one - repeat_probability(bindings, skills)) < 0.012, one
     assert abs(anywhere / draws - repeat_probability(bindings, skills, every_binding=True)) < 0.012
     assert abs(selector - repeat_probability(bindings, skills, selector=True)) < 0.012, selector
-    # Every ask of a binding can be drawn: the formula's A asks, B bindings.
-    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * K
+    # Every binding can be drawn, and on it every question; a question without a
+    # selector is made twice on every run, on the drawn binding.
     assert len({(b, q) for b, q, _ in seen}) == bindings * len(QUESTIONS)
-    assert repeat_probability(bindings, skills) == 1 / (bindings * asks)
+    assert repeat_probability(bindings, skills, every_binding=True) == 1
+    assert repeat_probability(bindings, skills) == 1 / bindings
 
 
 def _changing(question: str, every: bool = False) -> Callable[[str], Any]:
@@ -408,38 +419,67 @@ def changed(document: dict[str, Any]) -> bool:
     )
 
 
-async def test_a_second_ask_that_changes_one_answer_is_caught_exactly_when_drawn() -> None:
+async def test_a_second_ask_that_changes_one_answer_is_caught_on_every_draw() -> None:
     """D-VERIFY-72: an agent whose ``capabilities`` answer changes only on the second
     ask of it on a binding (each binding's first ask honest, so the bytes of the two
-    bindings agree) is caught by a sampled run exactly when the ask made twice (read from
-    the record) is ``capabilities``, in both runs (the re-run makes the same ask twice,
-    D-VERIFY-64), and by a thorough run always."""
+    bindings agree) is caught by every sampled run, in both runs (the re-run makes the
+    same asks twice, D-VERIFY-64): its lie is confined to no selector, and every
+    question without one is made twice on the drawn binding."""
     factory = _changing("capabilities")
-    outcomes = []
-    for seed in range(24):
+    drawn = set()
+    for seed in range(8):
         document = await run(factory, rng=random.Random(seed))
-        (twice,) = document["runs"][0]["sampling"]["asked_twice"]
-        drawn = twice["question"] == "capabilities"
+        assert changed(document), (seed, document["outcome"])
+        assert document["runs"][1]["sampling"] == document["runs"][0]["sampling"]
+        drawn |= {t["interface"] for t in document["runs"][0]["sampling"]["asked_twice"]}
+    assert len(drawn) > 1  # both bindings were drawn, the catch held
+    assert changed(await run(factory, thorough=True))
+
+
+def _changing_under(skill: str) -> Callable[[str], Any]:
+    """The honest agent grown (4 skills, 2 bindings) whose ``usage`` answer under
+    ``skill`` changes on each second ask of it on a binding."""
+
+    def edit(call: Call, result: Any) -> Any:
+        if call.question == "usage" and call.skill == skill and call.n % 2:
+            result = copy.deepcopy(result)
+            if isinstance(result, dict) and "projections" in result:
+                result["projections"].append({"changed": call.n})
+        return result
+
+    def factory(origin: str) -> Any:
+        return rewrite_results(honest(origin, edit_card=grown(4, 2), self_check=False), edit)
+
+    return factory
+
+
+async def test_a_second_ask_that_changes_under_one_selector_is_caught_exactly_when_drawn() -> None:
+    """D-VERIFY-72: a lie confined to the second ask of one selector (``usage`` under one
+    skill id of four) is caught by a sampled run exactly when that ask is among those
+    made twice (read from the record), and by a thorough run always."""
+    outcomes = []
+    for seed in range(40):
+        document = await run(_changing_under("skill-000"), rng=random.Random(seed))
+        twice = document["runs"][0]["sampling"]["asked_twice"]
+        drawn = any(t["question"] == "usage" and t["skill"] == "skill-000" for t in twice)
         assert changed(document) == drawn, (seed, document["outcome"])
-        if drawn:
-            assert document["runs"][1]["sampling"] == document["runs"][0]["sampling"]
-        else:
+        if not drawn:
             assert document["outcome"] == "consistent"
         outcomes.append(drawn)
     assert set(outcomes) == {True, False}  # both happen: the test can fail either way
-    assert changed(await run(factory, thorough=True))
+    assert changed(await run(_changing_under("skill-000"), thorough=True))
 
 
 async def test_a_second_ask_that_changes_every_answer_is_caught_on_every_draw() -> None:
     """D-VERIFY-72: an agent whose every answer changes on its second ask on a binding
-    is caught by every sampled run, whatever is drawn: the ask made twice is one of them."""
+    is caught by every sampled run, whatever is drawn."""
     factory = _changing("", every=True)
     drawn = set()
     for seed in range(8):
         document = await run(factory, rng=random.Random(seed))
         assert changed(document), (seed, document["outcome"])
-        (twice,) = document["runs"][0]["sampling"]["asked_twice"]
-        drawn.add((twice["interface"], twice["question"], twice["skill"]))
+        twice = document["runs"][0]["sampling"]["asked_twice"]
+        drawn.add(frozenset((t["interface"], t["question"], t["skill"]) for t in twice))
     assert len(drawn) > 1  # the draws differed, the catch did not
 
 

@@ -7,10 +7,9 @@ and the real a2a-sdk demo agent, must come out ``consistent`` with no conflict.
 Every test runs in both modes (docs/decisions.md D-TEST-45, D-TEST-56): sampled, the
 default run of D-VERIFY-63, under several seeded draws, and ``thorough``. No rogue here
 lies under some selectors or some interfaces only, so each is caught in both modes on
-every draw, but one: answers that change only on the second ask of one question on a
-binding, caught by a default run only when that ask is the one drawn to be made twice
-(D-VERIFY-72). The lies a sampled run catches only by its draw are in
-``tests/test_verify_sampling.py``.
+every draw (answers that change only on the second ask of one question included: every
+question without a selector is made twice on the drawn binding, D-VERIFY-72). The lies a
+sampled run catches only by its draw are in ``tests/test_verify_sampling.py``.
 """
 
 from __future__ import annotations
@@ -140,14 +139,15 @@ async def test_the_honest_agent_is_consistent() -> None:
     # probes on the first; on the second, of the same card variant, each question once, its
     # bytes compared with the first's (docs/decisions.md D-CLI-8, "Defaults that fit").
     # Sampled (D-VERIFY-63, D-VERIFY-72): 2 of the 3 skills for each selector question,
-    # each question once on each binding, and one drawn ask made twice.
+    # each question once on each binding, and on the drawn one every question without a
+    # selector and one selector ask made twice.
     skills = 3 if MODE["thorough"] else SELECTORS_PER_QUESTION
     asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
     calls = document["runs"][0]["calls"]
     if MODE["thorough"]:
         assert len(calls) == (1 + 2 * asks + 2) + (1 + asks + 2)
     else:
-        assert len(calls) == 2 * (1 + asks + 2) + 1
+        assert len(calls) == 2 * (1 + asks + 2) + len(QUESTIONS) + 1
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
     mode = "thorough" if MODE["thorough"] else "sampled"
     assert document["runs"][0]["sampling"]["mode"] == mode
@@ -337,17 +337,13 @@ def reorder(answer: Any) -> Any:
 
 
 async def test_answers_that_change_between_asks() -> None:
+    # D-VERIFY-72: a lie on the second ask of one question (its first asks agree across
+    # bindings) is confined to no selector: every question without one is made twice on
+    # the drawn binding, so a default run catches it whatever is drawn.
     edit = on_question("capabilities", reorder, when=lambda c: c.n % 2 == 1)
     document = await interview(lambda o: rewrite_results(honest(o), edit))
-    twice = document["runs"][0]["sampling"].get("asked_twice", ())
-    if MODE["thorough"] or any(t["question"] == "capabilities" for t in twice):
-        caught(document, Check.determinism, "changed_between_asks")
-        assert ("projection", "value_mismatch") not in found(document)
-    else:
-        # D-VERIFY-72: a lie confined to the second ask of one question on a binding (its
-        # first asks agree across bindings) is caught by a default run only when that ask
-        # is the one drawn to be made twice (tests/test_verify_sampling.py).
-        assert document["outcome"] == "consistent"
+    caught(document, Check.determinism, "changed_between_asks")
+    assert ("projection", "value_mismatch") not in found(document)
 
 
 @pytest.mark.parametrize("kind", ["second_asks", "alternate_calls"])

@@ -73,9 +73,10 @@ examples:
   a2a-interview verify https://agent.example --thorough   # every skill, every interface
 
 By default a run asks each binding on one interface and each selector question with 2
-skill ids, drawn at random, each question once and one drawn ask twice (12 calls a
-binding and one more, whatever the card); a lie under one skill of n is caught with
-probability 2/n per run. --thorough asks everything, each question twice.
+skill ids, drawn at random, each question once, and on one drawn binding the five
+questions and one selector ask twice (12 calls a binding and six more, whatever the
+card); a lie under one skill of n is caught with probability 2/n per run.
+--thorough asks everything, each question twice.
 
 The report says, check by check, what passed and what failed, each conflict with the
 declared value expected and the value the agent gave, the card signature and the

@@ -190,7 +190,7 @@ class _Procedure:
         # the first interface of a variant is asked every question twice (determinism), the
         # others once, their bytes compared with the first's (the same check: PROFILE §7,
         # docs/decisions.md D-CLI-8, "Defaults that fit"). Sampled, every interface asks
-        # each question once and the sampler's one drawn ask twice (D-VERIFY-72).
+        # each question once and the sampler's drawn asks twice (D-VERIFY-72).
         answers: dict[tuple[str, str, str | None], tuple[str, bytes]] = {}
         asked_twice: set[str] = set()
         interviewed = 0

@@ -1,4 +1,4 @@
-"""What a default run asks: one interface per binding, a few skill selectors and one ask
+"""What a default run asks: one interface per binding, a few skill selectors and the asks
 made twice, drawn at random (docs/decisions.md D-VERIFY-63, D-VERIFY-72).
 
 The draft calls its procedure cheap (interview §8: five reads and a diff), so by default
@@ -12,12 +12,13 @@ asked, as before.
 
 Determinism (PROFILE §7: a second ask gives identical bytes), sampled (D-VERIFY-72): each
 interface is asked each question once, its bytes compared with those of the other
-bindings of its card variant (a second ask on another binding), and one ask drawn at
-random, a binding and one of its ``A`` asks (the five questions, then the selector
-asks), is made twice. A run so makes ``1 + A + 2`` calls a binding, and one more in
-all. An agent whose answers change only on the second ask of one question on one binding
-of ``B`` is caught with probability ``1/(B*A)`` per run (:func:`repeat_probability`);
-one whose every second ask changes, or whose answers change between calls, every run.
+bindings of its card variant (a second ask on another binding), and on one binding drawn
+at random every ask without a selector (the five questions) is made twice, and one of its
+selector asks drawn at random. A run so makes ``1 + A + 2`` calls a binding (``A`` =
+the five and ``k`` per selector question) and six more in all. An agent whose answers
+change on a second ask is caught on every run unless its lie is confined to one selector
+or to one binding of ``B``: one selector ask's second ask, with probability
+``1/(2*n*B)`` per run (:func:`repeat_probability`); one binding's, ``1/B``.
 
 The draw is the driver's (the core stays deterministic), from an injectable source
 (``VerifyOptions.rng``: seedable in tests; ``random.SystemRandom`` by default). It is
@@ -54,17 +55,15 @@ def repeat_probability(
     bindings: int, skills: int, per_question: int = SELECTORS_PER_QUESTION, *,
     selector: bool = False, every_binding: bool = False,
 ) -> float:  # fmt: skip
-    """The probability per sampled run that the ask made twice (D-VERIFY-72) is a given
-    one: a question without selector, or (``selector``) one selector question with one
-    given skill id of the ``skills`` declared, on one given binding of ``bindings``
-    (on any binding with ``every_binding``: an agent changing its answers on each). A
-    binding is asked ``A`` asks, the five and ``k`` per selector question; the binding
-    is drawn with probability ``1/B`` and the ask with ``1/A``, and the ``k`` asks of a
-    selector question hold the given skill id with probability ``k/n`` in all (the ids
-    drawn uniformly), so that pair is the drawn ask with ``k/(A*n)``."""
+    """The probability per sampled run that a given ask is made twice (D-VERIFY-72): a
+    question without selector, or (``selector``) one selector question with one given
+    skill id of the ``skills`` declared, on one given binding of ``bindings`` (on any
+    binding with ``every_binding``: an agent changing its answers on each). The binding
+    is drawn with probability ``1/B``; there every question without selector is made
+    twice, and one of its ``S = 2k`` selector asks (``k`` per selector question, the
+    ids drawn uniformly, so the given pair is among them with ``k/n``) with ``1/S``."""
     k = min(per_question, skills)
-    asks = len(QUESTIONS) + len(SELECTING) * k
-    chance = (k / asks) * (1 / skills) if selector else 1 / asks
+    chance = (k / skills) / (len(SELECTING) * k) if selector else 1.0
     return chance if every_binding else chance / bindings
 
 
@@ -121,7 +120,7 @@ class Sampler:
         self._orders: dict[tuple[str, ...], list[str]] = {}  # a binding's urls: drawn order
         self._chosen: dict[str, list[str]] = {}  # selector question: the ids drawn
         self._binding: str | None = None  # the binding one ask is made twice on
-        self._slot: int | None = None  # which of its asks
+        self._slot: int | None = None  # which of its selector asks
 
     def new_run(self) -> Asked:
         return Asked(self.thorough, self.per_question)
@@ -148,13 +147,18 @@ class Sampler:
     def again(
         self, interface: Interface, asks: list[tuple[str, str | None]]
     ) -> set[tuple[str, str | None]]:
-        """The ask of ``asks`` made twice on ``interface`` (D-VERIFY-72): on the drawn
-        binding only, the drawn one of its asks (drawn at its first interview, kept)."""
-        if str(interface.binding) != self._binding or not asks:
+        """The asks of ``asks`` made twice on ``interface`` (D-VERIFY-72): on the drawn
+        binding only, every ask without a selector and one drawn selector ask (drawn at
+        the binding's first interview, kept for its stand-ins and the re-run)."""
+        if str(interface.binding) != self._binding:
             return set()
-        if self._slot is None:
-            self._slot = self.rng.randrange(len(asks))
-        return {asks[self._slot % len(asks)]}
+        made = {ask for ask in asks if ask[1] is None}
+        selecting = [ask for ask in asks if ask[1] is not None]
+        if selecting:
+            if self._slot is None:
+                self._slot = self.rng.randrange(len(selecting))
+            made.add(selecting[self._slot % len(selecting)])
+        return made
 
     def selectors(
         self, question: str, skills: list[str], limit: int | None, asked: Asked
