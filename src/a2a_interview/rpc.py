@@ -367,8 +367,15 @@ class Reply:
     request_id: Any = None  # the JSON-RPC id, for a later 429 in its place
 
 
+_HEADERS = {
+    (current, legacy): (("Content-Type", JSON_CONTENT_TYPE), *Activation(current, legacy).echo())
+    for current in (False, True)
+    for legacy in (False, True)
+}
+
+
 def _reply(body: bytes, act: Activation, status: int = 200, request_id: Any = None) -> Reply:
-    return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()), request_id)
+    return Reply(status, body, _HEADERS[act.current, act.legacy], request_id)
 
 
 def _id_bytes(request_id: Any) -> bytes:
@@ -498,6 +505,75 @@ def _leniently_names_namespace(body: bytes) -> bool:
     return _names_namespace(request)
 
 
+# The usual interview call, read without a general parse (D-SERVE-37): an object whose
+# members are the envelope's, each at most once, in any order, with JSON whitespace
+# anywhere; strings of printable ASCII other than `"` and `\` (no escapes: their bytes
+# are their RFC 8785 form), numbers that are small integers written as RFC 8785 writes
+# them. Anything else, valid or not, goes the general way.
+_WS = rb"[ \t\n\r]*"
+_PLAIN = rb'"([ !#-\[\]-~]*)"'
+_FAST_MEMBER = re.compile(
+    _WS + rb'"(jsonrpc|id|method|params)"' + _WS + b":" + _WS
+    + rb"(?:" + _PLAIN + rb"|(0|-?[1-9][0-9]{0,14})|(null)|(\{" + _WS
+    + rb'(?:"skill"' + _WS + b":" + _WS + _PLAIN + _WS + rb")?\}))"
+    + _WS + rb"([,}])"
+)  # fmt: skip
+_FAST_START = re.compile(_WS + rb"\{")
+_FAST_END = re.compile(_WS)
+
+
+def _fast_call(body: bytes) -> tuple[bytes, Any, str, str | None] | None:
+    """``(id bytes, id, question, skill)`` of an interview call in the usual shape whose
+    answer :func:`jsonrpc` would give (valid envelope and params), else ``None``: the
+    body is then judged the general way. Never a different reading: what it reads is
+    exactly what the strict parse would (PROFILE §3.4, §3.5, §3.9)."""
+    start = _FAST_START.match(body)
+    if start is None:
+        return None
+    pos = start.end()
+    found: dict[bytes, re.Match[bytes]] = {}
+    while True:
+        member = _FAST_MEMBER.match(body, pos)
+        if member is None:
+            return None
+        name = member.group(1)
+        if name in found:  # a repeated member: the general way refuses it
+            return None
+        found[name] = member
+        pos = member.end()
+        if member.group(7) == b"}":
+            break
+    if _FAST_END.match(body, pos).end() != len(body):  # type: ignore[union-attr]
+        return None
+    version, method = found.get(b"jsonrpc"), found.get(b"method")
+    if version is None or version.group(2) != b"2.0" or method is None:
+        return None
+    name = method.group(2)
+    if name is None or not name.startswith(_NAMESPACE):
+        return None
+    question = name[len(_NAMESPACE) :].decode("ascii")
+    skill: str | None = None
+    params = found.get(b"params")
+    if params is not None:
+        if params.group(5) is None:  # not an object: -32602, the general way
+            return None
+        selector = params.group(6)
+        if selector is not None:
+            if question not in SELECTOR_QUESTIONS:
+                return None
+            skill = selector.decode("ascii")
+    found_id = found.get(b"id")
+    if found_id is None or found_id.group(4) is not None:
+        return b"null", None, question, skill
+    if found_id.group(5) is not None:  # an object is no id: -32600, the general way
+        return None
+    text = found_id.group(2)
+    if text is not None:
+        return b'"' + text + b'"', text.decode("ascii"), question, skill
+    digits = found_id.group(3)
+    return digits, int(digits), question, skill
+
+
 def jsonrpc(
     body: bytes,
     act: Activation,
@@ -537,6 +613,15 @@ def jsonrpc(
         return None
     if len(body) > max_bytes:
         return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
+    fast = _fast_call(body)
+    if fast is not None:
+        id_bytes, request_id, question, skill = fast
+        if question not in QUESTIONS:
+            result = interview.refusal
+        else:
+            result = interview.answer(question, skill)
+        reply = b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (id_bytes, result)
+        return _reply(reply, act, 200, request_id)
     try:
         request = loads(body, max_bytes=max_bytes)
     except InterviewError:
