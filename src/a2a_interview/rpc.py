@@ -512,14 +512,17 @@ def _leniently_names_namespace(body: bytes) -> bool:
 # them. Anything else, valid or not, goes the general way.
 _WS = rb"[ \t\n\r]*"
 _PLAIN = rb'"([ !#-\[\]-~]*)"'
-_FAST_MEMBER = re.compile(
+# One member: its name, then its value as a plain string, a small integer, null, or an
+# object that is empty or holds one plain "skill" string (six groups).
+_MEMBER = (
     _WS + rb'"(jsonrpc|id|method|params)"' + _WS + b":" + _WS
     + rb"(?:" + _PLAIN + rb"|(0|-?[1-9][0-9]{0,14})|(null)|(\{" + _WS
-    + rb'(?:"skill"' + _WS + b":" + _WS + _PLAIN + _WS + rb")?\}))"
-    + _WS + rb"([,}])"
+    + rb'(?:"skill"' + _WS + b":" + _WS + _PLAIN + _WS + rb")?\}))" + _WS
 )  # fmt: skip
-_FAST_START = re.compile(_WS + rb"\{")
-_FAST_END = re.compile(_WS)
+_FAST_SHAPE = re.compile(
+    _WS + rb"\{" + _MEMBER + rb"(?:," + _MEMBER + rb"(?:," + _MEMBER + rb"(?:," + _MEMBER
+    + rb")?)?)?\}" + _WS
+)  # fmt: skip
 
 
 def _fast_call(body: bytes) -> tuple[bytes, Any, str, str | None] | None:
@@ -527,51 +530,44 @@ def _fast_call(body: bytes) -> tuple[bytes, Any, str, str | None] | None:
     answer :func:`jsonrpc` would give (valid envelope and params), else ``None``: the
     body is then judged the general way. Never a different reading: what it reads is
     exactly what the strict parse would (PROFILE §3.4, §3.5, §3.9)."""
-    start = _FAST_START.match(body)
-    if start is None:
+    shape = _FAST_SHAPE.fullmatch(body)
+    if shape is None:
         return None
-    pos = start.end()
-    found: dict[bytes, re.Match[bytes]] = {}
-    while True:
-        member = _FAST_MEMBER.match(body, pos)
-        if member is None:
-            return None
-        name = member.group(1)
+    groups = shape.groups()
+    found: dict[bytes, tuple[bytes | None, ...]] = {}
+    for at in range(0, 24, 6):
+        name = groups[at]
+        if name is None:
+            break
         if name in found:  # a repeated member: the general way refuses it
             return None
-        found[name] = member
-        pos = member.end()
-        if member.group(7) == b"}":
-            break
-    if _FAST_END.match(body, pos).end() != len(body):  # type: ignore[union-attr]
-        return None
+        found[name] = groups[at + 1 : at + 6]
     version, method = found.get(b"jsonrpc"), found.get(b"method")
-    if version is None or version.group(2) != b"2.0" or method is None:
+    if version is None or version[0] != b"2.0" or method is None:
         return None
-    name = method.group(2)
-    if name is None or not name.startswith(_NAMESPACE):
+    called = method[0]
+    if called is None or not called.startswith(_NAMESPACE):
         return None
-    question = name[len(_NAMESPACE) :].decode("ascii")
+    question = called[len(_NAMESPACE) :].decode("ascii")
     skill: str | None = None
     params = found.get(b"params")
     if params is not None:
-        if params.group(5) is None:  # not an object: -32602, the general way
+        if params[3] is None:  # not an object: -32602, the general way
             return None
-        selector = params.group(6)
+        selector = params[4]
         if selector is not None:
             if question not in SELECTOR_QUESTIONS:
                 return None
             skill = selector.decode("ascii")
     found_id = found.get(b"id")
-    if found_id is None or found_id.group(4) is not None:
+    if found_id is None or found_id[2] is not None:
         return b"null", None, question, skill
-    if found_id.group(5) is not None:  # an object is no id: -32600, the general way
-        return None
-    text = found_id.group(2)
+    text, digits = found_id[0], found_id[1]
     if text is not None:
         return b'"' + text + b'"', text.decode("ascii"), question, skill
-    digits = found_id.group(3)
-    return digits, int(digits), question, skill
+    if digits is not None:
+        return digits, int(digits), question, skill
+    return None  # an object is no id: -32600, the general way
 
 
 def jsonrpc(
