@@ -155,7 +155,7 @@ def content_codings(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     joined (RFC 9110 §8.4); ``identity`` and empty items left out."""
     out: list[str] = []
     for name, value in headers:
-        if name.lower() == b"content-encoding":
+        if len(name) == 16 and name.lower() == b"content-encoding":
             for item in value.decode("latin-1").split(","):
                 coding = item.strip(" \t").lower()
                 if coding and coding != "identity":
@@ -300,7 +300,7 @@ def requested_version(headers: Iterable[tuple[bytes, bytes]]) -> str:
     """The request's ``A2A-Version`` (the first field), or ``0.3`` when it is absent or
     empty (A2A 1.0 §3.6)."""
     for name, value in headers:
-        if name.lower() == _VERSION_NAME:
+        if len(name) == 11 and name.lower() == _VERSION_NAME:
             text = value.decode("latin-1").strip(" \t")
             return text or DEFAULT_A2A_VERSION
     return DEFAULT_A2A_VERSION
@@ -317,6 +317,8 @@ def version_supported(requested: str, versions: frozenset[Version]) -> bool:
     would refuse. A card declaring no version refuses nothing."""
     if not versions:
         return True
+    if requested == "1.0":  # the usual request, read without the pattern
+        return (1, 0) in versions
     match = _MAJOR_MINOR.fullmatch(requested)
     return match is not None and (int(match.group(1)), int(match.group(2))) in versions
 

@@ -81,7 +81,8 @@ def activation(scope: Scope) -> rpc.Activation:
 
 def header_activation(headers: Any) -> rpc.Activation:
     """:func:`activation` of a header list."""
-    found = [(n, v) for n, v in headers if n.lower() in _ACTIVATION_HEADERS]
+    # Only names of the two lengths are lowered and compared (14, 16 bytes).
+    found = [(n, v) for n, v in headers if len(n) in (14, 16) and n.lower() in _ACTIVATION_HEADERS]
     if not found:
         return rpc.NOT_ACTIVATED
     if len(found) == 1 and found[0][1] == _URI and found[0][0].lower() == b"a2a-extensions":
