@@ -90,6 +90,9 @@ def header_activation(headers: Any) -> rpc.Activation:
     return rpc.activation(found)
 
 
+_UNKNOWN: Final = rpc.Reply(0, b"", ())  # what Replies remembers nothing about
+
+
 class Replies:
     """:func:`a2a_interview.rpc.jsonrpc` for one :class:`Interview`, remembered for small
     bodies.
@@ -115,10 +118,9 @@ class Replies:
         if len(body) > 1024:
             return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body, scanned=scanned)
         key = (body, act.current, act.legacy)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
+        known = self._memo.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
         reply = rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
         if reply is None or len(reply.body) <= 8192:
             if len(self._memo) >= 512:
