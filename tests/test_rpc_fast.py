@@ -125,7 +125,7 @@ def bodies(draw: Any, usual: bool = False) -> bytes:
 @settings(max_examples=1000, deadline=None)
 @given(bodies(usual=True) | bodies(), st.sampled_from([ON, LEGACY]))
 def test_fast_and_general_readings_give_the_same_reply(body: bytes, act: rpc.Activation) -> None:
-    """PROFILE §3.4-§3.6, §3.9: whatever the id, spelling, whitespace, member order,
+    """PROFILE §3.4, §3.5, §3.6, §3.9: whatever the id, spelling, whitespace, member order,
     repetition or characters, the fast reading answers exactly as the strict parse does
     (status, bytes, headers, and the id a later 429 carries), or leaves it to it."""
     fast, general = both(body, act)
@@ -149,7 +149,7 @@ def test_fast_and_general_readings_give_the_same_reply(body: bytes, act: rpc.Act
 def test_the_usual_calls_take_the_fast_reading(body: bytes) -> None:
     """D-SERVE-37: the usual call shapes (any member order, whitespace, a number or a
     plain string id, a selector) are read without a parse, and answered as the strict
-    parse answers them (PROFILE §3.4-§3.6)."""
+    parse answers them (PROFILE §3.4, §3.5, §3.6)."""
     assert rpc._fast_call(body) is not None
     fast, general = both(body)
     assert fast is not None and fast == general
