@@ -222,8 +222,11 @@ async def build_proxy_app(name: str, upstream: str, public_url: str, transport: 
     from a2a_interview import reference
     from a2a_interview.server.proxy import build_proxy
 
+    # wrk is one client of many connections: no per-client share of the upstream
+    # connections (D-PROXY-41), else most of its SendMessage calls get 503.
     app, _ = await build_proxy(upstream, poll=0, transport=transport, public_url=public_url,
-                               declare=True, proposals=reference.proposals())  # fmt: skip
+                               declare=True, proposals=reference.proposals(),
+                               upstream_client_connections=0)  # fmt: skip
     if name == "hop":
         front = app.app
 
@@ -375,7 +378,7 @@ def _latency(text: str, pct: str) -> float:
 def wrk(url: str, script: Path, seconds: float, threads: int, connections: int) -> Run:
     out = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
-         "-s", str(script), url],
+         "--timeout", "10s", "-s", str(script), url],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
