@@ -369,11 +369,8 @@ class Reply:
     request_id: Any = None  # the JSON-RPC id, for a later 429 in its place
 
 
-_HEADERS = {
-    (current, legacy): (("Content-Type", JSON_CONTENT_TYPE), *Activation(current, legacy).echo())
-    for current in (False, True)
-    for legacy in (False, True)
-}
+_HEADERS = {(c, x): (("Content-Type", JSON_CONTENT_TYPE), *Activation(c, x).echo())
+            for c in (False, True) for x in (False, True)}  # fmt: skip
 
 
 def _reply(body: bytes, act: Activation, status: int = 200, request_id: Any = None) -> Reply:
@@ -507,11 +504,10 @@ def _leniently_names_namespace(body: bytes) -> bool:
     return _names_namespace(request)
 
 
-# The usual interview call, read without a general parse (D-SERVE-37): an object whose
-# members are the envelope's, each at most once, in any order, with JSON whitespace
-# anywhere; strings of printable ASCII other than `"` and `\` (no escapes: their bytes
-# are their RFC 8785 form), numbers that are small integers written as RFC 8785 writes
-# them. Anything else, valid or not, goes the general way.
+# The usual interview call, read without a general parse (D-SERVE-37): the envelope's
+# members, each at most once, in any order, JSON whitespace anywhere; strings of
+# printable ASCII but `"` and `\` (their bytes are their RFC 8785 form), small integers
+# as RFC 8785 writes them. Anything else, valid or not, goes the general way.
 _WS = rb"[ \t\n\r]*"
 _PLAIN = rb'"([ !#-\[\]-~]*)"'
 # One member: its name, then its value as a plain string, a small integer, null, or an
@@ -613,13 +609,11 @@ def jsonrpc(
         return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
     fast = _fast_call(body)
     if fast is not None:
-        id_bytes, request_id, question, skill = fast
-        if question not in QUESTIONS:
-            result = interview.refusal
-        else:
-            result = interview.answer(question, skill)
-        reply = b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (id_bytes, result)
-        return _reply(reply, act, 200, request_id)
+        id_bytes, request_id, question, skill = fast  # interview §6 rule 1: closed set
+        known = question in QUESTIONS
+        result = interview.answer(question, skill) if known else interview.refusal
+        return _reply(b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (id_bytes, result), act, 200,
+                      request_id)  # fmt: skip
     try:
         request = loads(body, max_bytes=max_bytes)
     except InterviewError:
