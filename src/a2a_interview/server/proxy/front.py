@@ -32,6 +32,7 @@ from ..asgi import (
     CARD_CACHE_CONTROL,
     ClientKey,
     Receive,
+    Replies,
     Scope,
     Send,
     header_activation,
@@ -69,7 +70,7 @@ class _Routes:
     """Where a card variant's interview and card are served, as path keys
     (:func:`a2a_interview.rpc.path_key`, PROFILE §3.9), and the versions it serves."""
 
-    __slots__ = ("card", "declarations", "rest", "rest_versions", "rpc", "versions")
+    __slots__ = ("card", "declarations", "replies", "rest", "rest_versions", "rpc", "versions")
 
     def __init__(self, declarations: Declarations, card_path: str) -> None:
         card = declarations.card
@@ -79,6 +80,8 @@ class _Routes:
         self.card = rpc.path_key(card_path)
         self.versions = rpc.negotiated_versions(card)  # PROFILE §3.10
         self.rest_versions = rpc.negotiated_versions(card, "HTTP+JSON")
+        # D-PROXY-46: replies to the default variant's small bodies, as the other layers.
+        self.replies = Replies(declarations.interview)
 
 
 class Front:
@@ -289,9 +292,10 @@ class Front:
                 await self._send(scope, decoded, act, rest=False, send=send)
                 return True
             judged = decoded
-            default = source.variants[""].declarations.interview
             scanned = await scan(judged)
-            first = rpc.jsonrpc(judged, act, default, scanned=scanned)
+            first = self.routes(source.variants[""].declarations).replies.jsonrpc(
+                judged, act, scanned
+            )
             if first is None:
                 return False
         live = await source.variant(source.variant_key(headers))

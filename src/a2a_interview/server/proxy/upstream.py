@@ -524,7 +524,7 @@ def variant_key(headers: Iterable[tuple[bytes, bytes]]) -> str:
     reads as a version (``1.0``, ``0.3.0``); else ``""``, the variant fetched without
     one."""
     for name, value in headers:
-        if name.lower() == VERSION_HEADER:
+        if len(name) == 11 and name.lower() == VERSION_HEADER:
             text = value.strip(b" \t").decode("latin-1")
             return text if _VERSION.fullmatch(text) else ""
     return ""
