@@ -38,6 +38,7 @@ KINDS: dict[str, str] = {
     "test_cardproto": "vectors",  # a2a-sdk's own descriptors and canonical form
     "test_reference": "vectors",  # the bundled declarations against the draft
     "test_rpc": "vectors",  # PROFILE §3 error bytes written out
+    "test_rpc_fast": "behaviour",  # the fast reading against the general one (D-SERVE-37)
     "test_record": "vectors",  # the record schema, hand-signed records
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_cardreadings": "vectors",  # a card signature's readings, payloads by hand

@@ -155,7 +155,7 @@ def content_codings(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     joined (RFC 9110 §8.4); ``identity`` and empty items left out."""
     out: list[str] = []
     for name, value in headers:
-        if name.lower() == b"content-encoding":
+        if len(name) == 16 and name.lower() == b"content-encoding":
             for item in value.decode("latin-1").split(","):
                 coding = item.strip(" \t").lower()
                 if coding and coding != "identity":
@@ -300,7 +300,7 @@ def requested_version(headers: Iterable[tuple[bytes, bytes]]) -> str:
     """The request's ``A2A-Version`` (the first field), or ``0.3`` when it is absent or
     empty (A2A 1.0 §3.6)."""
     for name, value in headers:
-        if name.lower() == _VERSION_NAME:
+        if len(name) == 11 and name.lower() == _VERSION_NAME:
             text = value.decode("latin-1").strip(" \t")
             return text or DEFAULT_A2A_VERSION
     return DEFAULT_A2A_VERSION
@@ -317,6 +317,8 @@ def version_supported(requested: str, versions: frozenset[Version]) -> bool:
     would refuse. A card declaring no version refuses nothing."""
     if not versions:
         return True
+    if requested == "1.0":  # the usual request, read without the pattern
+        return (1, 0) in versions
     match = _MAJOR_MINOR.fullmatch(requested)
     return match is not None and (int(match.group(1)), int(match.group(2))) in versions
 
@@ -367,8 +369,12 @@ class Reply:
     request_id: Any = None  # the JSON-RPC id, for a later 429 in its place
 
 
+_HEADERS = {(c, x): (("Content-Type", JSON_CONTENT_TYPE), *Activation(c, x).echo())
+            for c in (False, True) for x in (False, True)}  # fmt: skip
+
+
 def _reply(body: bytes, act: Activation, status: int = 200, request_id: Any = None) -> Reply:
-    return Reply(status, body, (("Content-Type", JSON_CONTENT_TYPE), *act.echo()), request_id)
+    return Reply(status, body, _HEADERS[act.current, act.legacy], request_id)
 
 
 def _id_bytes(request_id: Any) -> bytes:
@@ -498,6 +504,70 @@ def _leniently_names_namespace(body: bytes) -> bool:
     return _names_namespace(request)
 
 
+# The usual interview call, read without a general parse (D-SERVE-37): the envelope's
+# members, each at most once, in any order, JSON whitespace anywhere; strings of
+# printable ASCII but `"` and `\` (their bytes are their RFC 8785 form), small integers
+# as RFC 8785 writes them. Anything else, valid or not, goes the general way.
+_WS = rb"[ \t\n\r]*"
+_PLAIN = rb'"([ !#-\[\]-~]*)"'
+# One member: its name, then its value as a plain string, a small integer, null, or an
+# object that is empty or holds one plain "skill" string (six groups).
+_MEMBER = (
+    _WS + rb'"(jsonrpc|id|method|params)"' + _WS + b":" + _WS
+    + rb"(?:" + _PLAIN + rb"|(0|-?[1-9][0-9]{0,14})|(null)|(\{" + _WS
+    + rb'(?:"skill"' + _WS + b":" + _WS + _PLAIN + _WS + rb")?\}))" + _WS
+)  # fmt: skip
+_FAST_SHAPE = re.compile(
+    _WS + rb"\{" + _MEMBER + rb"(?:," + _MEMBER + rb"(?:," + _MEMBER + rb"(?:," + _MEMBER
+    + rb")?)?)?\}" + _WS
+)  # fmt: skip
+
+
+def _fast_call(body: bytes) -> tuple[bytes, Any, str, str | None] | None:
+    """``(id bytes, id, question, skill)`` of an interview call in the usual shape whose
+    answer :func:`jsonrpc` would give (valid envelope and params), else ``None``: the
+    body is then judged the general way. Never a different reading: what it reads is
+    exactly what the strict parse would (PROFILE §3.4, §3.5, §3.9)."""
+    shape = _FAST_SHAPE.fullmatch(body)
+    if shape is None:
+        return None
+    groups = shape.groups()
+    found: dict[bytes, tuple[bytes | None, ...]] = {}
+    for at in range(0, 24, 6):
+        name = groups[at]
+        if name is None:
+            break
+        if name in found:  # a repeated member: the general way refuses it
+            return None
+        found[name] = groups[at + 1 : at + 6]
+    version, method = found.get(b"jsonrpc"), found.get(b"method")
+    if version is None or version[0] != b"2.0" or method is None:
+        return None
+    called = method[0]
+    if called is None or not called.startswith(_NAMESPACE):
+        return None
+    question = called[len(_NAMESPACE) :].decode("ascii")
+    skill: str | None = None
+    params = found.get(b"params")
+    if params is not None:
+        if params[3] is None:  # not an object: -32602, the general way
+            return None
+        selector = params[4]
+        if selector is not None:
+            if question not in SELECTOR_QUESTIONS:
+                return None
+            skill = selector.decode("ascii")
+    found_id = found.get(b"id")
+    if found_id is None or found_id[2] is not None:
+        return b"null", None, question, skill
+    text, digits = found_id[0], found_id[1]
+    if text is not None:
+        return b'"' + text + b'"', text.decode("ascii"), question, skill
+    if digits is not None:
+        return digits, int(digits), question, skill
+    return None  # an object is no id: -32600, the general way
+
+
 def jsonrpc(
     body: bytes,
     act: Activation,
@@ -537,6 +607,13 @@ def jsonrpc(
         return None
     if len(body) > max_bytes:
         return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
+    fast = _fast_call(body)
+    if fast is not None:
+        id_bytes, request_id, question, skill = fast  # interview §6 rule 1: closed set
+        known = question in QUESTIONS
+        result = interview.answer(question, skill) if known else interview.refusal
+        return _reply(b'{"id":%s,"jsonrpc":"2.0","result":%s}' % (id_bytes, result), act, 200,
+                      request_id)  # fmt: skip
     try:
         request = loads(body, max_bytes=max_bytes)
     except InterviewError:

@@ -61,8 +61,10 @@ def request_segments(scope: Scope) -> tuple[str, ...]:
 
 
 # The same few paths arrive again and again: their reading is remembered (bounded, so a
-# client spraying paths only evicts; both functions are pure).
-_segments = functools.lru_cache(maxsize=1024)(rpc.path_segments)
+# client spraying paths only evicts; both functions are pure). The proxy reads its
+# request paths through the same two.
+segments_of = functools.lru_cache(maxsize=1024)(rpc.path_segments)
+_segments = segments_of
 path_key = functools.lru_cache(maxsize=1024)(rpc.path_key)
 
 
@@ -74,12 +76,21 @@ _ONLY_CURRENT = rpc.Activation(current=True)
 def activation(scope: Scope) -> rpc.Activation:
     """:func:`a2a_interview.rpc.activation` of the request's headers (PROFILE §3.2),
     reading only the two fields that can activate."""
-    found = [(n, v) for n, v in scope["headers"] if n.lower() in _ACTIVATION_HEADERS]
+    return header_activation(scope["headers"])
+
+
+def header_activation(headers: Any) -> rpc.Activation:
+    """:func:`activation` of a header list."""
+    # Only names of the two lengths are lowered and compared (14, 16 bytes).
+    found = [(n, v) for n, v in headers if len(n) in (14, 16) and n.lower() in _ACTIVATION_HEADERS]
     if not found:
         return rpc.NOT_ACTIVATED
     if len(found) == 1 and found[0][1] == _URI and found[0][0].lower() == b"a2a-extensions":
         return _ONLY_CURRENT  # the usual request: one field, the URI alone
     return rpc.activation(found)
+
+
+_UNKNOWN: Final = rpc.Reply(0, b"", ())  # what Replies remembers nothing about
 
 
 class Replies:
@@ -107,10 +118,9 @@ class Replies:
         if len(body) > 1024:
             return rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body, scanned=scanned)
         key = (body, act.current, act.legacy)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
+        known = self._memo.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
         reply = rpc.jsonrpc(body, act, self.interview, max_bytes=self.max_body)
         if reply is None or len(reply.body) <= 8192:
             if len(self._memo) >= 512:

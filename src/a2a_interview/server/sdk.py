@@ -91,6 +91,7 @@ from .asgi import (
     if_none_match,
     interface_paths,
     judge_jsonrpc,
+    path_key,
     raw_target,
     remote_address,
     request_segments,
@@ -287,7 +288,7 @@ class _InterviewRoute(BaseRoute):
         if method not in ("POST", "GET", "HEAD"):
             return Match.NONE, {}
         segments = _route_segments(scope)
-        key = rpc.path_key(segments)
+        key = path_key(segments)
         question = None
         if method == "POST":
             ours = key in self.rpc

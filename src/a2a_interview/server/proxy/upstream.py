@@ -185,6 +185,7 @@ class Upstream:
         self.variants: dict[str, LiveDeclarations] = {}
         self._loading: dict[str, asyncio.Future[LiveDeclarations | None]] = {}
         self._unverified: dict[str, float] = {}  # key -> when its first load failed
+        self._versions: tuple[Any, frozenset[rpc.Version]] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         self._client: httpx.AsyncClient | None = None
 
@@ -423,9 +424,16 @@ class Upstream:
         return signed
 
     def versions(self) -> frozenset[rpc.Version]:
-        """The protocol versions the default card's interfaces declare, any binding."""
-        card = self.variants[""].declarations.card
-        return rpc.declared_versions(card) | rpc.declared_versions(card, "HTTP+JSON")
+        """The protocol versions the default card's interfaces declare, any binding
+        (derived once per default card: every request asks, D-PROXY-44)."""
+        declarations = self.variants[""].declarations
+        known = self._versions
+        if known is not None and known[0] is declarations:
+            return known[1]
+        card = declarations.card
+        found = rpc.declared_versions(card) | rpc.declared_versions(card, "HTTP+JSON")
+        self._versions = (declarations, found)
+        return found
 
     def variant_key(self, headers: Iterable[tuple[bytes, bytes]]) -> str:
         """The card variant a request asks for: its ``A2A-Version`` when that is exactly
@@ -517,7 +525,7 @@ def variant_key(headers: Iterable[tuple[bytes, bytes]]) -> str:
     reads as a version (``1.0``, ``0.3.0``); else ``""``, the variant fetched without
     one."""
     for name, value in headers:
-        if name.lower() == VERSION_HEADER:
+        if len(name) == 11 and name.lower() == VERSION_HEADER:
             text = value.strip(b" \t").decode("latin-1")
             return text if _VERSION.fullmatch(text) else ""
     return ""
