@@ -138,10 +138,10 @@ def _app(ledger: Ledger) -> procrastinate.App:
             return f"record {done.id} (already written)"
         paced: Paced = context.additional_context["paced"]
         async with paced.limiter:  # D-VERIFY-70: how many interview at once
-            began, epoch = time.monotonic(), paced.epoch
+            began = time.monotonic()
             body = await settings.verifier(url)
             took = time.monotonic() - began
-        paced.finished(_unreachable(body), took, epoch)
+        paced.finished(_unreachable(body), took)
         try:
             stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
         except RecordRefused as exc:

@@ -136,7 +136,6 @@ class Paced:
         self.pace = Pace(start=min(START, cap), cap=cap) if concurrency is None else None
         self.limiter = anyio.CapacityLimiter(concurrency or min(START, cap))
         self.highest = int(self.limiter.total_tokens)
-        self.epoch = 0  # the limit's changes so far
         self._open()
 
     def _open(self) -> None:
@@ -144,12 +143,11 @@ class Paced:
         self._done = self._failed = 0
         self._took: list[float] = []
 
-    def finished(self, failed: bool, took: float, epoch: int) -> None:
+    def finished(self, failed: bool, took: float) -> None:
         """One agent is done after ``took`` seconds in its place (``failed``: its record
-        is ``unreachable``); ``epoch``: what ``epoch`` was when it took its place. Only
-        agents that started under the current limit count: a window that read agents
-        started before a change would judge the change before its effect shows."""
-        if self.pace is None or epoch != self.epoch:
+        is ``unreachable``). Every agent counts, whenever it started: the pace waits
+        one agent's time after a change before it judges it (D-VERIFY-80)."""
+        if self.pace is None:
             return
         self._done += 1
         self._failed += failed
@@ -165,7 +163,6 @@ class Paced:
         if limit != self.limiter.total_tokens:
             self.limiter.total_tokens = limit
             self.highest = max(self.highest, limit)
-            self.epoch += 1
         self._open()
 
 
@@ -188,14 +185,14 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
         bound = by_origin.get(origin_of(url))
         # The origin's bound first: an agent waiting for its host holds no general slot.
         async with bound if bound is not None else contextlib.nullcontext(), paced.limiter:
-            began, epoch = time.monotonic(), paced.epoch
+            began = time.monotonic()
             try:
                 record = await verify(url, agent)
             except Exception:  # one agent's trouble never stops the others
                 record = failed_record(url, agent)
             took = time.monotonic() - began
         document = record.to_json()
-        paced.finished(document.get("outcome") == "unreachable", took, epoch)
+        paced.finished(document.get("outcome") == "unreachable", took)
         emit(index, _line(document), document)
 
     async with anyio.create_task_group() as group:
