@@ -39,8 +39,15 @@ def run(pace: Pace, model: Model, windows: int = 60) -> list[int]:
     return [pace.observe(model(pace.limit)) for _ in range(windows)]
 
 
-def settled(rate: float, took: float = 1.0, *, failed: int = 0, cpu: float = 0.1,
-            waiting: bool = True, seconds: float = 2.0) -> Window:
+def settled(
+    rate: float,
+    took: float = 1.0,
+    *,
+    failed: int = 0,
+    cpu: float = 0.1,
+    waiting: bool = True,
+    seconds: float = 2.0,
+) -> Window:
     """A window that reached ``rate`` agents/s, long enough (twice an agent's time) to
     be judged right after a change."""
     return Window(round(rate * seconds) + failed, failed, seconds, cpu * seconds, waiting, took)
