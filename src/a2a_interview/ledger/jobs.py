@@ -245,18 +245,33 @@ async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> Sche
     with _queue_errors():
         async with app.open_async():
             task = app.tasks[TASK]
-            for card_url in due:
+
+            def job(card_url: str) -> queue_jobs.Job:
                 # The card URL the store keeps the agent under, never a record's
                 # agent.url (the runner's word: PROFILE §8).
-                try:
-                    await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
-                        url=card_url, card_url=card_url
-                    )
+                deferrer = task.configure(queueing_lock=card_url, lock=card_url)
+                return deferrer.make_new_job(url=card_url, card_url=card_url)
+
+            for first in range(0, len(due), SCHEDULE_BATCH):
+                batch = due[first : first + SCHEDULE_BATCH]
+                try:  # one statement for the batch (D-STORE-45)
+                    await app.job_manager.batch_defer_jobs_async([job(u) for u in batch])
                 except queue_errors.AlreadyEnqueued:
-                    already.append(card_url)
+                    pass  # one of them waits already: nothing of the batch was enqueued
                 else:
-                    enqueued.append(card_url)
+                    enqueued.extend(batch)
+                    continue
+                for card_url in batch:
+                    try:
+                        await app.job_manager.defer_job_async(job(card_url))
+                    except queue_errors.AlreadyEnqueued:
+                        already.append(card_url)
+                    else:
+                        enqueued.append(card_url)
     return ScheduleResult(tuple(enqueued), tuple(already))
+
+
+SCHEDULE_BATCH: Final = 500  # jobs deferred in one statement
 
 
 @contextlib.contextmanager
