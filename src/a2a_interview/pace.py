@@ -24,7 +24,9 @@ of them miss their deadline at once, so those rules act before the rate is read.
 A new limit shows in the rate only once the agents it let start finish, one agent's
 time after the change: until then a window is *settling* and only the guards read it.
 Every agent that finished counts in a window, whenever it started (the rate is all of
-them; D-VERIFY-80).
+them; D-VERIFY-80). The start needs no such wait: like TCP's slow start it adds one
+place for each agent reached, which doubles the limit once per agent's time at most,
+and stops at the first sign of a queue.
 
 The rules, in order, for each window:
 
@@ -33,23 +35,26 @@ The rules, in order, for each window:
    ``error_margin`` above the lowest share seen): halve, not below ``floor``
    (overload shows as deadline misses and refused connections; a population's usual
    share of dead agents does not count);
-3. the agents took ``slower`` times the baseline (the lowest median of a settled window)
-   or more: shrink by a quarter, not below ``start`` (only failures take it lower);
-4. less than one agent's time (the window's median) since the last change: keep
-   (settling);
-5. no agent was waiting for a place when the window closed: keep (the limit did not
+3. the agents took ``slower`` times the baseline (the lowest median of a settled
+   window) or more: shrink by a quarter, not below ``start`` (only failures take it
+   lower);
+4. no agent was waiting for a place when the window closed: keep (the limit did not
    bind, so the window says nothing about it);
-6. a step up is being judged and the rate did not rise with it (by at least
-   ``gain`` of the step): back to the limit before the step; the climb goes on from
-   there a quarter at a time, after ``hold`` settled windows;
-7. the process's CPU at or above ``cpu_high`` of one core: keep (more would queue here);
-8. holding after a step taken back: keep, until ``hold`` settled windows have passed;
-9. otherwise: a step up, doubling until the first step back (or the first limit the
-   CPU or the agents' time stopped), a quarter at a time after, up to ``cap``.
+5. starting: one place more for each agent reached (at most twice the limit), until
+   the process's CPU is at ``cpu_high`` of one core or the agents take ``faster``
+   times the baseline; then the climb (rules 6-10) goes on from there, its first
+   judgement whether the rate rose with the last doubling;
+6. less than one agent's time (the window's median) since the last change: keep
+   (settling);
+7. a step up is being judged and the rate did not rise with it (by at least
+   ``gain`` of the step): back to the limit before the step;
+8. the process's CPU at or above ``cpu_high`` of one core: keep (more would queue here);
+9. after a step back (or down), ``hold`` settled windows: keep;
+10. otherwise: a step up by a quarter, up to ``cap``.
 
 So on a latency-bound run the limit climbs while the rate follows it, and on a
 CPU-bound run (loopback) it stays at ``start``: the CPU is busy, or the rate did not
-rise with the first step and the step is taken back.
+rise with a step and the step is taken back.
 """
 
 from __future__ import annotations
@@ -84,13 +89,14 @@ class Pace:
     cap: int = CAP
     floor: int = 4
     cpu_high: float = 0.85
+    faster: float = 2.0
     slower: float = 2.5
     error_margin: float = 0.25
     gain: float = 1 / 3
-    hold: int = 4
+    hold: int = 2
     limit: int = field(init=False)
     reason: str = field(init=False, default="start")
-    _doubling: bool = field(init=False, default=True)
+    _starting: bool = field(init=False, default=True)
     _baseline: float | None = field(init=False, default=None)
     _usual_failed: float = field(init=False, default=1.0)
     _since_change: float = field(init=False, default=0.0)
@@ -105,8 +111,9 @@ class Pace:
         self._held = self.hold  # the first step needs no wait
 
     def window_size(self) -> int:
-        """Agents to finish before the next decision: half the limit, at least 8."""
-        return max(8, self.limit // 2)
+        """Agents to finish before the next decision: half the limit, at least 16 (a
+        median of fewer is too loose a baseline for a population of mixed agents)."""
+        return max(16, self.limit // 2)
 
     def observe(self, window: Window) -> int:
         """The limit after ``window`` (also kept in ``limit``; ``reason`` says why)."""
@@ -118,16 +125,22 @@ class Pace:
             return self._back(max(self.floor, self.limit // 2), "failures rose")
         self._usual_failed = min(self._usual_failed, failed)
         took = window.took if window.took is not None and window.took > 0 else None
-        if took is not None and self._baseline is not None and took >= self.slower * self._baseline:
+        baseline = self._baseline
+        if took is not None and baseline is not None and took >= self.slower * baseline:
             if self.limit <= self.start:
                 return self._keep("the agents slowed")
             return self._back(max(self.start, self.limit * 3 // 4), "the agents slowed")
-        # The window's middle must be one agent's time past the change.
-        if took is None or self._since_change - window.seconds / 2 < took:
-            return self._keep("settling")
-        self._baseline = took if self._baseline is None else min(took, self._baseline)
+        # Settled: the window's middle is one agent's time past the change.
+        settled = took is not None and self._since_change - window.seconds / 2 >= took
+        if settled and took is not None:
+            self._baseline = took if baseline is None else min(took, baseline)
         if not window.waiting:
             return self._keep("the limit did not bind")
+        busy = window.cpu / window.seconds >= self.cpu_high
+        if self._starting:
+            return self._start(window, busy, took)
+        if not settled:
+            return self._keep("settling")
         rate = (window.done - window.failed) / window.seconds
         if self.limit > self._before and self._rate is not None:
             step = self.limit / self._before - 1
@@ -135,18 +148,36 @@ class Pace:
                 return self._back(self._before, "the rate did not rise")
             self._before, self._held = self.limit, self.hold  # the step paid: go on
         self._rate = rate  # the rate at the limit the next step is judged against
-        if window.cpu / window.seconds >= self.cpu_high:
-            self._doubling = False
+        if busy:
             return self._keep("CPU busy")
         if self._held < self.hold:
             self._held += 1
             return self._keep("holding")
         if self.limit >= self.cap:
             return self._keep("at the cap")
-        grown = self.limit * 2 if self._doubling else self.limit + max(1, self.limit // 4)
         self._before, self._since_change = self.limit, 0.0
-        self.limit, self.reason = min(self.cap, grown), "a step up"
+        self.limit, self.reason = min(self.cap, self.limit + max(1, self.limit // 4)), "a step up"
         return self.limit
+
+    def _start(self, window: Window, busy: bool, took: float | None) -> int:
+        """The start (rule 5): one place more for each agent reached, so the limit
+        doubles once per agent's time at most, until the CPU is busy or the agents take
+        ``faster`` times the baseline; the climb goes on from there, step by step."""
+        baseline = self._baseline
+        slower = took is not None and baseline is not None and took >= self.faster * baseline
+        if busy or slower:
+            # The last doubling is judged as a step (rule 7): this window's rate is
+            # still that of about half the limit, and a queue may have eaten the rest.
+            self._starting, self._since_change = False, 0.0
+            self._before = max(self.start, self.limit // 2)
+            self._rate = (window.done - window.failed) / window.seconds
+            return self._keep("CPU busy" if busy else "the agents are slower")
+        if self.limit >= self.cap:
+            return self._keep("at the cap")
+        reached = max(1, window.done - window.failed)
+        grown = min(self.cap, 2 * self.limit, self.limit + reached)
+        self._before, self.limit, self.reason = grown, grown, "starting"
+        return grown
 
     def _keep(self, reason: str) -> int:
         self.reason = reason
@@ -154,7 +185,7 @@ class Pace:
 
     def _back(self, limit: int, reason: str) -> int:
         """A step back (or down) to ``limit``: judged afresh once it settles."""
-        self._doubling, self._held = False, 0
+        self._starting, self._held = False, 0
         self._before, self._rate, self._since_change = limit, None, 0.0
         self.limit, self.reason = limit, reason
         return limit
