@@ -122,6 +122,20 @@ def test_rule_1_nothing_finished_keeps_the_limit() -> None:
     assert pace.reason == "nothing finished"
 
 
+def test_rule_1_one_step_down_per_agent_time() -> None:
+    # After an overshoot the agents that took their place before a step down still
+    # finish slow or fail for one agent's time: read, they took the limit down again at
+    # every window, to the floor (the population bench went from 178 to 27 so).
+    pace = Pace()
+    assert [pace.observe(settled(rate)) for rate in (8, 16)] == [32, 64]
+    overloaded = Window(20, 10, 1.0, 0.1, True, took=2.0)  # half failed, half a time
+    assert pace.observe(overloaded) == 32
+    assert pace.observe(overloaded) == 32
+    assert pace.reason == "settling"
+    assert pace.observe(overloaded) == 32
+    assert pace.observe(overloaded) == 16  # two agents' times later: down again
+
+
 def test_rule_2_failures_above_the_usual_share_halve_it_down_to_the_floor() -> None:
     pace = Pace()
     assert [pace.observe(settled(rate)) for rate in (8, 16)] == [32, 64]
@@ -141,7 +155,7 @@ def test_rule_2_a_steady_share_of_failures_is_the_populations_own() -> None:
 def test_rule_3_agents_that_slow_down_shrink_it_by_quarters_to_the_start() -> None:
     pace = Pace()
     assert [pace.observe(settled(rate)) for rate in (8, 16)] == [32, 64]  # baseline 1 s
-    slow = settled(40, took=2.5)
+    slow = settled(40, took=2.5, seconds=6.0)  # each window one agent's time long
     assert [pace.observe(slow) for _ in range(7)] == [48, 36, 27, 20, 16, 16, 16]
     assert pace.reason == "the agents slowed"
 

@@ -30,7 +30,9 @@ and stops at the first sign of a queue.
 
 The rules, in order, for each window:
 
-1. nothing finished: keep;
+1. nothing finished, or a step down not yet settled (see 6: one step down per
+   agent's time, or the queue draining after an overshoot takes the limit to the
+   floor): keep;
 2. failures far above the population's own share (``failed / done`` more than
    ``error_margin`` above the lowest share seen): halve, not below ``floor``
    (overload shows as deadline misses and refused connections; a population's usual
@@ -89,7 +91,7 @@ class Pace:
     cap: int = CAP
     floor: int = 4
     cpu_high: float = 0.85
-    faster: float = 2.0
+    faster: float = 1.5
     slower: float = 2.5
     error_margin: float = 0.25
     gain: float = 1 / 3
@@ -97,6 +99,7 @@ class Pace:
     limit: int = field(init=False)
     reason: str = field(init=False, default="start")
     _starting: bool = field(init=False, default=True)
+    _down: bool = field(init=False, default=False)  # the last change was a step down
     _baseline: float | None = field(init=False, default=None)
     _usual_failed: float = field(init=False, default=1.0)
     _since_change: float = field(init=False, default=0.0)
@@ -120,18 +123,23 @@ class Pace:
         if window.done <= 0 or window.seconds <= 0:
             return self._keep("nothing finished")
         self._since_change += window.seconds
+        took = window.took if window.took is not None and window.took > 0 else None
+        # Settled: the window's middle is one agent's time past the change.
+        settled = took is not None and self._since_change - window.seconds / 2 >= took
+        if self._down and not settled:
+            # The agents finishing now took their place before the last step down: one
+            # step down per agent's time, or a queue draining takes it to the floor.
+            return self._keep("settling")
         failed = window.failed / window.done
         if failed > self._usual_failed + self.error_margin:
             return self._back(max(self.floor, self.limit // 2), "failures rose")
         self._usual_failed = min(self._usual_failed, failed)
-        took = window.took if window.took is not None and window.took > 0 else None
         baseline = self._baseline
         if took is not None and baseline is not None and took >= self.slower * baseline:
             if self.limit <= self.start:
                 return self._keep("the agents slowed")
             return self._back(max(self.start, self.limit * 3 // 4), "the agents slowed")
-        # Settled: the window's middle is one agent's time past the change.
-        settled = took is not None and self._since_change - window.seconds / 2 >= took
+        self._down = False
         if settled and took is not None:
             self._baseline = took if baseline is None else min(took, baseline)
         if not window.waiting:
@@ -185,7 +193,7 @@ class Pace:
 
     def _back(self, limit: int, reason: str) -> int:
         """A step back (or down) to ``limit``: judged afresh once it settles."""
-        self._starting, self._held = False, 0
+        self._starting, self._held, self._down = False, 0, True
         self._before, self._rate, self._since_change = limit, None, 0.0
         self.limit, self.reason = limit, reason
         return limit
