@@ -160,6 +160,18 @@ def test_rule_3_agents_that_slow_down_shrink_it_by_quarters_to_the_start() -> No
     assert pace.reason == "the agents slowed"
 
 
+def test_rule_3_with_a_deadline_known_only_half_of_it_shrinks_the_limit() -> None:
+    # The population bench's best fixed level ran agents at 3.3 times their time alone
+    # and still made the most of them a second: slower agents are the rate's to judge;
+    # the guard keeps them within the deadline (30 s here).
+    pace = Pace(deadline=30.0)
+    assert [pace.observe(settled(rate)) for rate in (8, 16)] == [32, 64]  # baseline 1 s
+    assert pace.observe(settled(40, took=10.0, seconds=21.0)) == 64  # 10 times, 1/3
+    assert pace.reason != "the agents slowed"
+    assert pace.observe(settled(40, took=15.0, seconds=31.0)) == 48
+    assert pace.reason == "the agents slowed"
+
+
 def test_rule_4_a_limit_that_did_not_bind_is_kept() -> None:
     # No agent was waiting (the end of the list, or --per-origin holding them): the
     # rate says nothing about more at once.

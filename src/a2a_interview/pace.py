@@ -37,9 +37,11 @@ The rules, in order, for each window:
    ``error_margin`` above the lowest share seen): halve, not below ``floor``
    (overload shows as deadline misses and refused connections; a population's usual
    share of dead agents does not count);
-3. the agents took ``slower`` times the baseline (the lowest median of a settled
-   window) or more: shrink by a quarter, not below ``start`` (only failures take it
-   lower);
+3. the agents took half their ``deadline`` or more (the deadline not known:
+   ``slower`` times the baseline, the lowest median of a settled window): shrink by
+   a quarter, not below ``start`` (only failures take it lower). Whether more at once
+   pays is the rate's to say (rule 7); this guards the deadlines, which past the knee
+   all go at once;
 4. no agent was waiting for a place when the window closed: keep (the limit did not
    bind, so the window says nothing about it);
 5. starting: one place more for each agent reached (at most twice the limit), until
@@ -96,6 +98,7 @@ class Pace:
     error_margin: float = 0.25
     gain: float = 1 / 3
     hold: int = 2
+    deadline: float | None = None  # each agent's, seconds (None: not known)
     limit: int = field(init=False)
     reason: str = field(init=False, default="start")
     _starting: bool = field(init=False, default=True)
@@ -134,13 +137,13 @@ class Pace:
         if failed > self._usual_failed + self.error_margin:
             return self._back(max(self.floor, self.limit // 2), "failures rose")
         self._usual_failed = min(self._usual_failed, failed)
-        baseline = self._baseline
-        if took is not None and baseline is not None and took >= self.slower * baseline:
+        if took is not None and self._slowed(took):
             if self.limit <= self.start:
                 return self._keep("the agents slowed")
             return self._back(max(self.start, self.limit * 3 // 4), "the agents slowed")
         self._down = False
         if settled and took is not None:
+            baseline = self._baseline
             self._baseline = took if baseline is None else min(took, baseline)
         if not window.waiting:
             return self._keep("the limit did not bind")
@@ -186,6 +189,14 @@ class Pace:
         grown = min(self.cap, 2 * self.limit, self.limit + reached)
         self._before, self.limit, self.reason = grown, grown, "starting"
         return grown
+
+    def _slowed(self, took: float) -> bool:
+        """Whether agents that take ``took`` wait in a queue that endangers their
+        deadline: half the deadline, when it is known; else ``slower`` times the
+        baseline."""
+        if self.deadline is not None:
+            return took >= self.deadline / 2
+        return self._baseline is not None and took >= self.slower * self._baseline
 
     def _keep(self, reason: str) -> int:
         self.reason = reason

@@ -377,6 +377,7 @@ def _worker(args: argparse.Namespace) -> int:
         stalled_after=args.stalled_after,
         recover_every=args.recover_every,
         once=args.once,
+        deadline=options.total_timeout,
         on_record=told,
     )
     with _store_when_up(args.store, args.wait_for_store, say) as ledger:

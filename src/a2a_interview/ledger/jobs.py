@@ -293,7 +293,8 @@ class WorkerSettings:
     heartbeat every ``heartbeat`` seconds; jobs of workers silent for ``stalled_after``
     seconds are put back in the queue, looked for every ``recover_every`` seconds;
     ``once`` stops when the queue is empty; ``on_record`` is told of each record a job
-    stores (and whether it is new)."""
+    stores (and whether it is new); ``deadline``: the verifier's, seconds per agent
+    (the pace keeps agents well within it, D-VERIFY-81)."""
 
     verifier: Verifier
     concurrency: int | None = 4
@@ -302,6 +303,7 @@ class WorkerSettings:
     recover_every: float = 30.0
     once: bool = False
     name: str | None = None
+    deadline: float | None = None  # each agent's (the verifier's), for the pace
     on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
 
 
@@ -492,7 +494,7 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
     a second one raises ``KeyboardInterrupt`` at once) or, with ``settings.once``,
     until the queue is empty. Raises ``JobsNeedPostgreSQL`` for a SQLite store."""
     app = _app(ledger)
-    paced = Paced(settings.concurrency)
+    paced = Paced(settings.concurrency, deadline=settings.deadline)
     assert isinstance(app.job_manager, _Jobs)
     app.job_manager.paced = paced
     options: dict[str, Any] = {
