@@ -46,15 +46,15 @@ The rules, in order, for each window:
    bind, so the window says nothing about it);
 5. starting: one place more for each agent reached (at most twice the limit), until
    the process's CPU is at ``cpu_high`` of one core or the agents take ``faster``
-   times the baseline; then the climb (rules 6-10) goes on from there, its first
-   judgement whether the rate rose with the last doubling;
+   times the baseline; then the climb (rules 6-10) goes on from there;
 6. less than one agent's time (the window's median) since the last change: keep
    (settling);
 7. a step up is being judged and the rate did not rise with it (by at least
    ``gain`` of the step): back to the limit before the step;
 8. the process's CPU at or above ``cpu_high`` of one core: keep (more would queue here);
 9. after a step back (or down), ``hold`` settled windows: keep;
-10. otherwise: a step up by a quarter, up to ``cap``.
+10. otherwise: a step up, by a half until the first step back or down, by a quarter
+    after, up to ``cap``.
 
 So on a latency-bound run the limit climbs while the rate follows it, and on a
 CPU-bound run (loopback) it stays at ``start``: the CPU is busy, or the rate did not
@@ -103,6 +103,7 @@ class Pace:
     reason: str = field(init=False, default="start")
     _starting: bool = field(init=False, default=True)
     _down: bool = field(init=False, default=False)  # the last change was a step down
+    _bold: bool = field(init=False, default=True)  # no step back yet: steps of a half
     _baseline: float | None = field(init=False, default=None)
     _usual_failed: float = field(init=False, default=1.0)
     _since_change: float = field(init=False, default=0.0)
@@ -166,8 +167,9 @@ class Pace:
             return self._keep("holding")
         if self.limit >= self.cap:
             return self._keep("at the cap")
+        step = self.limit // 2 if self._bold else self.limit // 4
         self._before, self._since_change = self.limit, 0.0
-        self.limit, self.reason = min(self.cap, self.limit + max(1, self.limit // 4)), "a step up"
+        self.limit, self.reason = min(self.cap, self.limit + max(1, step)), "a step up"
         return self.limit
 
     def _start(self, window: Window, busy: bool, took: float | None) -> int:
@@ -177,11 +179,8 @@ class Pace:
         baseline = self._baseline
         slower = took is not None and baseline is not None and took >= self.faster * baseline
         if busy or slower:
-            # The last doubling is judged as a step (rule 7): this window's rate is
-            # still that of about half the limit, and a queue may have eaten the rest.
             self._starting, self._since_change = False, 0.0
-            self._before = max(self.start, self.limit // 2)
-            self._rate = (window.done - window.failed) / window.seconds
+            self._before, self._rate = self.limit, None
             return self._keep("CPU busy" if busy else "the agents are slower")
         if self.limit >= self.cap:
             return self._keep("at the cap")
@@ -204,7 +203,7 @@ class Pace:
 
     def _back(self, limit: int, reason: str) -> int:
         """A step back (or down) to ``limit``: judged afresh once it settles."""
-        self._starting, self._held, self._down = False, 0, True
+        self._starting, self._held, self._down, self._bold = False, 0, True, False
         self._before, self._rate, self._since_change = limit, None, 0.0
         self.limit, self.reason = limit, reason
         return limit
