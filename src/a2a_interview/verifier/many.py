@@ -130,10 +130,13 @@ class Paced:
 
     Needs a running event loop (anyio's, on asyncio or trio)."""
 
-    def __init__(self, concurrency: int | None, cap: int = CAP) -> None:
+    def __init__(
+        self, concurrency: int | None, cap: int = CAP, deadline: float | None = None
+    ) -> None:
         import anyio
 
-        self.pace = Pace(start=min(START, cap), cap=cap) if concurrency is None else None
+        pace = Pace(start=min(START, cap), cap=cap, deadline=deadline)
+        self.pace = pace if concurrency is None else None
         self.limiter = anyio.CapacityLimiter(concurrency or min(START, cap))
         self.highest = int(self.limiter.total_tokens)
         self._open()
@@ -177,7 +180,7 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
 
     from .procedure import failed_record, verify
 
-    paced = Paced(share.concurrency)
+    paced = Paced(share.concurrency, deadline=options.total_timeout)
     by_origin = {key: anyio.CapacityLimiter(n) for key, n in share.limits.items()}
 
     async def one(index: int, url: str) -> None:
