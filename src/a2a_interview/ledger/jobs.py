@@ -161,12 +161,17 @@ class _Jobs(queue_manager.JobManager):
 
 
 _POLL: Final = 0.25
+# The queue's connections in a worker: the fetch of the next job, the jobs' ends and
+# the heartbeat (D-STORE-46); four made the fetch wait behind the others.
+POOL: Final = 12
 
 
 def _app(ledger: Ledger) -> procrastinate.App:
     require_postgresql(ledger)
     app = procrastinate.App(
-        connector=procrastinate.PsycopgConnector(conninfo=ledger.conninfo, min_size=1, max_size=4)
+        connector=procrastinate.PsycopgConnector(
+            conninfo=ledger.conninfo, min_size=1, max_size=POOL
+        )
     )
     jobs = _Jobs(connector=app.connector)
     app.job_manager = jobs
