@@ -308,9 +308,10 @@ def test_a_fixed_concurrency_is_never_moved(monkeypatch: pytest.MonkeyPatch) -> 
     assert anyio.run(main) == (None, 8)
 
 
-def test_the_pace_is_opt_in_and_auto_turns_it_on() -> None:
-    # D-VERIFY-71: the defaults stay fixed (verify-many 16, worker 4, verify_many() 4)
-    # until the pace is shown at or above them; `--concurrency auto` is the pace (None).
+def test_the_pace_is_the_commands_default_and_n_fixes_it() -> None:
+    # D-VERIFY-82: verify-many and worker run the pace unless --concurrency N fixes N
+    # (their help says which is the default); the library's verify_many() and
+    # WorkerSettings keep their fixed 4, a caller's choice.
     import argparse
     import inspect
 
@@ -324,11 +325,17 @@ def test_the_pace_is_opt_in_and_auto_turns_it_on() -> None:
     sub = parser.add_subparsers()
     register_verify(sub)
     register_ledger(sub)
-    assert parser.parse_args(["verify-many", "a.txt"]).concurrency == 16
+    assert parser.parse_args(["verify-many", "a.txt"]).concurrency is None
     assert parser.parse_args(["verify-many", "a.txt", "--concurrency", "auto"]).concurrency is None
-    assert parser.parse_args(["verify-many", "a.txt", "--concurrency", "8"]).concurrency == 8
-    assert parser.parse_args(["worker"]).concurrency == 4
-    assert parser.parse_args(["worker", "--concurrency", "auto"]).concurrency is None
+    assert parser.parse_args(["verify-many", "a.txt", "--concurrency", "16"]).concurrency == 16
+    assert parser.parse_args(["worker"]).concurrency is None
+    assert parser.parse_args(["worker", "--concurrency", "4"]).concurrency == 4
+    for command in ("verify-many", "worker"):
+        action = next(
+            a for a in sub.choices[command]._actions if "--concurrency" in a.option_strings
+        )
+        assert action.help is not None and "default %(default)s" in action.help
+        assert action.default == "auto"
     assert inspect.signature(verify_many).parameters["concurrency"].default == 4
     assert WorkerSettings(verifier=None).concurrency == 4  # type: ignore[arg-type]
     for bad in ("0", "AUTO", "lots", "2000"):

@@ -9,7 +9,8 @@ before the network does. ``workers`` processes each run their own loop over an
 interleaved share of the list (``urls[w::workers]``), so the shares carry a like mix of
 slow and fast agents; each loop chooses how many agents it has under way at once from
 what it observes (``concurrency=None``: a :class:`Paced` limit that ``pace.Pace``
-moves, D-VERIFY-70; opt-in, D-VERIFY-71) or takes a fixed number (the default).
+moves, D-VERIFY-80; the command's default, D-VERIFY-82) or takes a fixed number
+(this function's default, 4).
 Records come back to this process as JSON text and are handed to ``emit`` as they
 finish. One agent's trouble
 never stops the others: an exception in the procedure, or a worker process that dies,
