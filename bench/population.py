@@ -30,7 +30,8 @@ is not counted), and memory the peak resident set of its largest process.
 and with ``--concurrency auto`` (the pace, "default" in the table); prints that / best, in reached
 agents a second (records other than unreachable: a concurrency that makes agents miss
 their deadline writes unreachable records fast, and wrongly). Then, at no
-added latency (loopback), ``auto`` beside ``--concurrency 16`` (the default).
+added latency (loopback), ``auto`` beside ``--concurrency 16`` (the fixed default
+before the pace, D-VERIFY-82).
 
 Every run is bounded: each command by ``--timeout`` seconds (then it is killed and the
 bench stops with a line saying so). Not a test: nothing asserts a time; the machine's
@@ -381,7 +382,7 @@ def both_paths(urls: list[str], work: Path, args: argparse.Namespace) -> dict[st
     n = len(urls)
     report: dict[str, Any] = {}
     with postgresql(args.timeout) as store:
-        paced = ["--concurrency", "auto"]  # D-VERIFY-71: what a platform would choose
+        paced = ["--concurrency", "auto"]  # the commands' default (D-VERIFY-82), said aloud
         many = verify_many(listing, work, args, ["--store", store, *paced, *args.extra])
         print(f"verify-many --store PG       {many.line(n)}", flush=True)
         report["verify_many"] = _row(many, n)

@@ -226,6 +226,35 @@ def test_schedule_interviews_the_card_url_the_store_keeps(postgres_server: Serve
     assert args["url"] == args["card_url"] == "https://v.example/.well-known/agent-card.json"
 
 
+def test_schedule_defers_in_batches_and_tells_each_agent_already_waiting(
+    postgres_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # D-STORE-45: the jobs go in batches of one statement each; a batch holding an agent
+    # whose job still waits (the queueing lock) is enqueued one by one, so that every
+    # other agent of it is enqueued and that one told as already waiting.
+    need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e '.[ledger]'")
+    from a2a_interview.ledger import jobs
+
+    monkeypatch.setattr(jobs, "SCHEDULE_BATCH", 2)
+    store = postgres_server.database()
+    hosts = [f"https://{name}.example" for name in "abcde"]
+    cards = [f"{host}/.well-known/agent-card.json" for host in hosts]
+    later = datetime.now(UTC) + timedelta(1)
+    with Ledger.open(store) as ledger:
+        ledger.add(compact(record(hosts[2], finished="2020-01-01T00:00:00Z")))
+        first = asyncio.run(jobs.schedule(ledger, timedelta(0), later))
+        assert first.enqueued == (cards[2],)
+        for host in hosts[:2] + hosts[3:]:
+            ledger.add(compact(record(host, finished="2020-01-01T00:00:00Z")))
+        result = asyncio.run(jobs.schedule(ledger, timedelta(0), later))
+        with ledger._read() as connection:
+            waiting = connection.execute(sa.text("SELECT args FROM procrastinate_jobs")).scalars()
+            urls = sorted(args["url"] for args in waiting)
+    assert result.enqueued == (cards[0], cards[1], cards[3], cards[4])
+    assert result.already_queued == (cards[2],)
+    assert urls == cards
+
+
 # --- item: what leads ---------------------------------------------------------------
 
 

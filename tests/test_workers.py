@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ need_module("procrastinate", "the ledger extra (procrastinate)", "pip install -e
 import sqlalchemy as sa  # noqa: E402
 
 from a2a_interview.ledger import Ledger  # noqa: E402
+from a2a_interview.verifier import VerifyOptions, failed_record  # noqa: E402
 from agents import honest  # noqa: E402
 from support.servers import serve  # noqa: E402
 
@@ -370,6 +372,53 @@ def test_a_worker_run_from_python_on_a_thread_stops_when_its_task_is_cancelled(
         thread.join(60)
     assert not thread.is_alive() and outcome == ["cancelled"]
     assert _count(store, "procrastinate_workers") == 0  # it unregistered: a graceful stop
+
+
+def test_a_paced_worker_holds_only_the_jobs_it_interviews(postgres_server: Server) -> None:
+    # D-STORE-44: a worker with --concurrency auto ran procrastinate at 256 and held
+    # every job it could fetch `doing` behind a pace of 16, where other workers could
+    # not take them. Now it fetches a job only once the pace has a place for it.
+    import asyncio
+
+    from a2a_interview.ledger.jobs import WorkerSettings, run_worker, schedule
+    from a2a_interview.pace import START
+
+    store = postgres_server.database()
+    hosts = [f"http://127.0.0.1:{port}" for port in range(9001, 9001 + START + 4)]
+    with Ledger.open(store) as ledger:
+        for host in hosts:
+            ledger.add(old_record(host))
+    _received_long_ago(store)
+    calls: list[str] = []
+
+    async def run(ledger: Ledger) -> list[int]:
+        go = asyncio.Event()
+
+        async def verifier(url: str) -> bytes:
+            calls.append(url)
+            await go.wait()
+            return json.dumps(failed_record(url, VerifyOptions()).to_json()).encode()
+
+        await schedule(ledger, timedelta(0), datetime.now(UTC) + timedelta(1))
+        settings = WorkerSettings(verifier=verifier, concurrency=None, once=True)
+        task = asyncio.create_task(run_worker(ledger, settings))
+        seen = []
+        for _ in range(600):
+            if len(calls) >= START:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # a worker that fetches more would have by now
+        seen.append(len(calls))
+        statuses = await asyncio.to_thread(_jobs, store)
+        seen.append(sum(row.status == "doing" for row in statuses))
+        go.set()
+        await asyncio.wait_for(task, 60)
+        statuses = await asyncio.to_thread(_jobs, store)
+        seen.append(sum(row.status == "succeeded" for row in statuses))
+        return seen
+
+    with Ledger.open(store) as ledger:
+        assert asyncio.run(run(ledger)) == [START, START, START + 4]
 
 
 def test_a_store_outage_is_one_line_and_its_recovery_another(postgres_server: Server) -> None:

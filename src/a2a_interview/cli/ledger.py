@@ -78,10 +78,11 @@ PostgreSQL: start any number of workers on any number of machines. Each job
 interviews one agent and stores its record exactly once, even when a worker is killed
 mid-job (its job is queued again once its heartbeat has been silent --stalled-after
 seconds). Stop a worker with Ctrl-C or SIGTERM: it finishes the jobs it holds; a
-second one stops it at once and puts them back in the queue. With --concurrency auto a
-worker chooses how many jobs it runs at once as it goes, as verify-many does (from 16,
-growing while agents take no longer than before and its CPU is not busy, up to 256;
-it then holds up to 256 jobs, which other workers cannot take meanwhile).
+second one stops it at once and puts them back in the queue. A worker chooses how many
+jobs it runs at once as it goes, as verify-many does (--concurrency auto, the default:
+from 16, more while the rate of agents reached rises with it, up to 256); it takes a
+job from the queue only when it has a place for it, so the others stay for other
+workers. --concurrency N fixes N.
 
 A store that cannot be reached at start (PostgreSQL starting or restarting) is waited
 for (--wait-for-store, one line), then the worker starts.
@@ -377,6 +378,7 @@ def _worker(args: argparse.Namespace) -> int:
         stalled_after=args.stalled_after,
         recover_every=args.recover_every,
         once=args.once,
+        deadline=options.total_timeout,
         on_record=told,
     )
     with _store_when_up(args.store, args.wait_for_store, say) as ledger:
@@ -512,9 +514,10 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--json", action="store_true",
                         help="one JSON line per stored record on stdout")  # fmt: skip
     run = worker.add_argument_group("worker")
-    run.add_argument("--concurrency", type=concurrency, default=4, metavar="N|auto",
-                     help="jobs run at once (default 4; auto: chosen from how long agents "
-                     "take, failures and CPU, 16 to 256)")  # fmt: skip
+    run.add_argument("--concurrency", type=concurrency, default="auto", metavar="N|auto",
+                     help="jobs run at once (default %(default)s: chosen as the worker goes "
+                     "from the rate of agents reached, their time, failures and CPU, 16 "
+                     "to 256; N: fixed)")  # fmt: skip
     run.add_argument("--once", action="store_true",
                      help="run the queued jobs, then stop (for cron)")  # fmt: skip
     add_network(worker, "each agent's whole procedure")  # the same as verify-many

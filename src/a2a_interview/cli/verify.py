@@ -107,11 +107,12 @@ with # are skipped. Records are written as JSON Lines in the file's order; a pro
 bar and a summary go to stderr (the count of each outcome, then every agent that was
 not consistent; --all lists every agent). Each agent has its own deadline, so one slow
 or hostile agent never holds up the others; at most --per-origin agents of one origin
-run at once, so a host serving many agents is not flooded. With --concurrency auto
-each worker chooses how many agents it has under way at once as it goes: from 16,
-growing while agents take no longer than before and its CPU is not busy, up to 256;
-back when they slow down or failures jump (far agents: many at once; a fast network:
-few). Addresses that are not public are refused unless --allow-private, so a list
+run at once, so a host serving many agents is not flooded. Each worker chooses how
+many agents it has under way at once as it goes (--concurrency auto, the default):
+from 16, more while the rate of agents reached rises with it and its CPU is not busy,
+up to 256; back when the rate did not follow, when agents take half their --deadline
+or when failures jump (far agents: many at once; a fast network: few). --concurrency
+N fixes N. Addresses that are not public are refused unless --allow-private, so a list
 from strangers cannot make this machine scan its own network.
 
 --credentials FILE is a JSON object from origins to what to send there; each agent
@@ -202,9 +203,10 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     many.add_argument("file", metavar="FILE", help="one URL per line ('-' for stdin)")
-    many.add_argument("--concurrency", type=concurrency, default=16, metavar="N|auto",
-                      help="agents under way at once in each worker (default 16; auto: "
-                      "chosen from how long agents take, failures and CPU, 16 to 256)")  # fmt: skip
+    many.add_argument("--concurrency", type=concurrency, default="auto", metavar="N|auto",
+                      help="agents under way at once in each worker (default %(default)s: "
+                      "chosen as the run goes from the rate of agents reached, their "
+                      "time, failures and CPU, 16 to 256; N: fixed)")  # fmt: skip
     # The old name of --deadline, kept for scripts.
     many.add_argument("--agent-timeout", type=deadline, dest="deadline",
                       default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # fmt: skip

@@ -96,13 +96,38 @@ class _Jobs(queue_manager.JobManager):
     """Procrastinate's job manager, but a job it fetches that is not a verification
     job is failed at once (one line) and the next one fetched: procrastinate itself
     crashes logging a job whose arguments are not an object, leaving it ``doing``
-    with its lock held (D-STORE-21)."""
+    with its lock held (D-STORE-21).
+
+    And a job is fetched only once ``paced`` has a place for it (D-STORE-44): a worker
+    holds as many jobs as it interviews, not procrastinate's whole concurrency; the
+    place is the job's until :meth:`release` (its task's end). While waiting for a
+    place it looks every ``_POLL`` seconds whether the worker is ``stopping`` (then it
+    fetches nothing)."""
+
+    paced: Paced | None = None
+    stopping: bool = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._held: dict[int, object] = {}
 
     async def fetch_job(self, queues: Any, worker_id: int) -> queue_jobs.Job | None:
         while True:
-            job = await super().fetch_job(queues, worker_id)
-            if job is None or _verification_job(job):
+            place = await self._place()
+            if place is None:
+                return None
+            try:
+                job = await super().fetch_job(queues, worker_id)
+            except BaseException:
+                self._free(place)
+                raise
+            if job is None or job.id is None:
+                self._free(place)
                 return job
+            if _verification_job(job):
+                self._held[job.id] = place
+                return job
+            self._free(place)
             await self.finish_job(job, status=queue_jobs.Status.FAILED, delete_job=False)
             _log.warning(
                 "job %s is failed: it is not a verification job (its task must be %s, its "
@@ -111,13 +136,45 @@ class _Jobs(queue_manager.JobManager):
                 TASK,
             )
 
+    async def _place(self) -> object | None:
+        """A place under the pace's limit (``None``: the worker is stopping)."""
+        import anyio
+
+        place = object()
+        while not self.stopping:
+            if self.paced is None:
+                return place
+            with anyio.move_on_after(_POLL):
+                await self.paced.limiter.acquire_on_behalf_of(place)
+                return place
+        return None
+
+    def _free(self, place: object) -> None:
+        if self.paced is not None:
+            self.paced.limiter.release_on_behalf_of(place)
+
+    def release(self, job_id: int) -> None:
+        """The job ``job_id`` is done with its place (whichever way its task ended)."""
+        place = self._held.pop(job_id, None)
+        if place is not None:
+            self._free(place)
+
+
+_POLL: Final = 0.25
+# The queue's connections in a worker: the fetch of the next job, the jobs' ends and
+# the heartbeat (D-STORE-46); four made the fetch wait behind the others.
+POOL: Final = 12
+
 
 def _app(ledger: Ledger) -> procrastinate.App:
     require_postgresql(ledger)
     app = procrastinate.App(
-        connector=procrastinate.PsycopgConnector(conninfo=ledger.conninfo, min_size=1, max_size=4)
+        connector=procrastinate.PsycopgConnector(
+            conninfo=ledger.conninfo, min_size=1, max_size=POOL
+        )
     )
-    app.job_manager = _Jobs(connector=app.connector)
+    jobs = _Jobs(connector=app.connector)
+    app.job_manager = jobs
 
     @app.task(
         name=TASK,
@@ -128,26 +185,31 @@ def _app(ledger: Ledger) -> procrastinate.App:
         retry=procrastinate.RetryStrategy(max_attempts=5, exponential_wait=5),
     )
     async def verify_agent(context: procrastinate.JobContext, url: str, card_url: str) -> str:
-        settings: WorkerSettings = context.additional_context["settings"]
         assert context.job.id is not None
-        key = job_key(context.job.id)
+        try:
+            return await _verify_job(context, context.job.id, url)
+        finally:
+            jobs.release(context.job.id)
+
+    async def _verify_job(context: procrastinate.JobContext, job_id: int, url: str) -> str:
+        settings: WorkerSettings = context.additional_context["settings"]
+        key = job_key(job_id)
         done = await asyncio.to_thread(ledger.by_job, key)
         if done is not None:  # written by a run whose worker died before acknowledging
             if settings.on_record is not None:
                 settings.on_record(done, False)
             return f"record {done.id} (already written)"
+        # D-VERIFY-70: the job holds its place under the pace since it was fetched.
         paced: Paced = context.additional_context["paced"]
-        async with paced.limiter:  # D-VERIFY-70: how many interview at once
-            began, epoch = time.monotonic(), paced.epoch
-            body = await settings.verifier(url)
-            took = time.monotonic() - began
-        paced.finished(_unreachable(body), took, epoch)
+        began = time.monotonic()
+        body = await settings.verifier(url)
+        paced.finished(_unreachable(body), time.monotonic() - began)
         try:
             stored, new = await asyncio.to_thread(ledger.put, body, job_key=key)
         except RecordRefused as exc:
             # The store's sanity (PROFILE §8) refused what the verifier wrote (its calls
             # went to another site than the card's, say): one line, no retry, no trace.
-            _log.warning("job %s: the record was refused (%s): %s", context.job.id, exc.code, exc)
+            _log.warning("job %s: the record was refused (%s): %s", job_id, exc.code, exc)
             return f"refused ({exc.code})"
         if settings.on_record is not None:
             settings.on_record(stored, new)
@@ -188,18 +250,33 @@ async def schedule(ledger: Ledger, older_than: timedelta, now: datetime) -> Sche
     with _queue_errors():
         async with app.open_async():
             task = app.tasks[TASK]
-            for card_url in due:
+
+            def job(card_url: str) -> queue_jobs.Job:
                 # The card URL the store keeps the agent under, never a record's
                 # agent.url (the runner's word: PROFILE §8).
-                try:
-                    await task.configure(queueing_lock=card_url, lock=card_url).defer_async(
-                        url=card_url, card_url=card_url
-                    )
+                deferrer = task.configure(queueing_lock=card_url, lock=card_url)
+                return deferrer.make_new_job(url=card_url, card_url=card_url)
+
+            for first in range(0, len(due), SCHEDULE_BATCH):
+                batch = due[first : first + SCHEDULE_BATCH]
+                try:  # one statement for the batch (D-STORE-45)
+                    await app.job_manager.batch_defer_jobs_async([job(u) for u in batch])
                 except queue_errors.AlreadyEnqueued:
-                    already.append(card_url)
+                    pass  # one of them waits already: nothing of the batch was enqueued
                 else:
-                    enqueued.append(card_url)
+                    enqueued.extend(batch)
+                    continue
+                for card_url in batch:
+                    try:
+                        await app.job_manager.defer_job_async(job(card_url))
+                    except queue_errors.AlreadyEnqueued:
+                        already.append(card_url)
+                    else:
+                        enqueued.append(card_url)
     return ScheduleResult(tuple(enqueued), tuple(already))
+
+
+SCHEDULE_BATCH: Final = 500  # jobs deferred in one statement
 
 
 @contextlib.contextmanager
@@ -221,7 +298,8 @@ class WorkerSettings:
     heartbeat every ``heartbeat`` seconds; jobs of workers silent for ``stalled_after``
     seconds are put back in the queue, looked for every ``recover_every`` seconds;
     ``once`` stops when the queue is empty; ``on_record`` is told of each record a job
-    stores (and whether it is new)."""
+    stores (and whether it is new); ``deadline``: the verifier's, seconds per agent
+    (the pace keeps agents well within it, D-VERIFY-81)."""
 
     verifier: Verifier
     concurrency: int | None = 4
@@ -230,6 +308,7 @@ class WorkerSettings:
     recover_every: float = 30.0
     once: bool = False
     name: str | None = None
+    deadline: float | None = None  # each agent's (the verifier's), for the pace
     on_record: Callable[[StoredRecord, bool], None] | None = field(default=None)
 
 
@@ -366,20 +445,24 @@ class _Stop:
     def __init__(self) -> None:
         self.signals = 0
         self._worker: asyncio.Task[Any] | None = None
+        self._jobs: _Jobs | None = None
         self._main = asyncio.current_task()
 
     def __call__(self) -> None:
         self.signals += 1
         if self.signals == 1:
+            if self._jobs is not None:
+                self._jobs.stopping = True  # no job waits for a place any longer
             if self._worker is not None:
                 self._worker.cancel()  # procrastinate's graceful stop
         elif self._main is not None:
             self._main.cancel()
 
-    def watch(self, worker: asyncio.Task[Any]) -> None:
+    def watch(self, worker: asyncio.Task[Any], jobs: _Jobs) -> None:
         """The worker to stop on the first signal (at once, if it came already)."""
-        self._worker = worker
+        self._worker, self._jobs = worker, jobs
         if self.signals:
+            jobs.stopping = True
             worker.cancel()
 
 
@@ -416,13 +499,16 @@ async def run_worker(ledger: Ledger, settings: WorkerSettings) -> None:
     a second one raises ``KeyboardInterrupt`` at once) or, with ``settings.once``,
     until the queue is empty. Raises ``JobsNeedPostgreSQL`` for a SQLite store."""
     app = _app(ledger)
+    paced = Paced(settings.concurrency, deadline=settings.deadline)
+    assert isinstance(app.job_manager, _Jobs)
+    app.job_manager.paced = paced
     options: dict[str, Any] = {
         "queues": [QUEUE],
         "concurrency": settings.concurrency or CAP,
         "wait": not settings.once,
         "update_heartbeat_interval": settings.heartbeat,
         "stalled_worker_timeout": settings.stalled_after,
-        "additional_context": {"settings": settings, "paced": Paced(settings.concurrency)},
+        "additional_context": {"settings": settings, "paced": paced},
         "install_signal_handlers": False,  # _Stop has them, from the start
     }
     if settings.name is not None:
@@ -468,10 +554,13 @@ async def _work(
                 for job in stalled:
                     await _requeue(app, job)
             worker = asyncio.create_task(app.run_worker_async(**options))
-            stop.watch(worker)
+            jobs = app.job_manager
+            assert isinstance(jobs, _Jobs)
+            stop.watch(worker, jobs)
             try:
                 await worker
             except asyncio.CancelledError:
+                jobs.stopping = True
                 current = asyncio.current_task()
                 if current is None or not current.cancelling():
                     return  # the first signal cancelled the worker: it stopped gracefully

@@ -9,7 +9,8 @@ before the network does. ``workers`` processes each run their own loop over an
 interleaved share of the list (``urls[w::workers]``), so the shares carry a like mix of
 slow and fast agents; each loop chooses how many agents it has under way at once from
 what it observes (``concurrency=None``: a :class:`Paced` limit that ``pace.Pace``
-moves, D-VERIFY-70; opt-in, D-VERIFY-71) or takes a fixed number (the default).
+moves, D-VERIFY-80; the command's default, D-VERIFY-82) or takes a fixed number
+(this function's default, 4).
 Records come back to this process as JSON text and are handed to ``emit`` as they
 finish. One agent's trouble
 never stops the others: an exception in the procedure, or a worker process that dies,
@@ -131,13 +132,15 @@ class Paced:
 
     Needs a running event loop (anyio's, on asyncio or trio)."""
 
-    def __init__(self, concurrency: int | None, cap: int = CAP) -> None:
+    def __init__(
+        self, concurrency: int | None, cap: int = CAP, deadline: float | None = None
+    ) -> None:
         import anyio
 
-        self.pace = Pace(start=min(START, cap), cap=cap) if concurrency is None else None
+        pace = Pace(start=min(START, cap), cap=cap, deadline=deadline)
+        self.pace = pace if concurrency is None else None
         self.limiter = anyio.CapacityLimiter(concurrency or min(START, cap))
         self.highest = int(self.limiter.total_tokens)
-        self.epoch = 0  # the limit's changes so far
         self._open()
 
     def _open(self) -> None:
@@ -145,12 +148,11 @@ class Paced:
         self._done = self._failed = 0
         self._took: list[float] = []
 
-    def finished(self, failed: bool, took: float, epoch: int) -> None:
+    def finished(self, failed: bool, took: float) -> None:
         """One agent is done after ``took`` seconds in its place (``failed``: its record
-        is ``unreachable``); ``epoch``: what ``epoch`` was when it took its place. Only
-        agents that started under the current limit count: a window that read agents
-        started before a change would judge the change before its effect shows."""
-        if self.pace is None or epoch != self.epoch:
+        is ``unreachable``). Every agent counts, whenever it started: the pace waits
+        one agent's time after a change before it judges it (D-VERIFY-80)."""
+        if self.pace is None:
             return
         self._done += 1
         self._failed += failed
@@ -166,7 +168,6 @@ class Paced:
         if limit != self.limiter.total_tokens:
             self.limiter.total_tokens = limit
             self.highest = max(self.highest, limit)
-            self.epoch += 1
         self._open()
 
 
@@ -181,7 +182,7 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
 
     from .procedure import failed_record, verify
 
-    paced = Paced(share.concurrency)
+    paced = Paced(share.concurrency, deadline=options.total_timeout)
     by_origin = {key: anyio.CapacityLimiter(n) for key, n in share.limits.items()}
 
     async def one(index: int, url: str) -> None:
@@ -189,14 +190,14 @@ async def _loop(share: _Share, options: VerifyOptions, emit: Emit) -> None:
         bound = by_origin.get(origin_of(url))
         # The origin's bound first: an agent waiting for its host holds no general slot.
         async with bound if bound is not None else contextlib.nullcontext(), paced.limiter:
-            began, epoch = time.monotonic(), paced.epoch
+            began = time.monotonic()
             try:
                 record = await verify(url, agent)
             except Exception:  # one agent's trouble never stops the others
                 record = failed_record(url, agent)
             took = time.monotonic() - began
         document = record.to_json()
-        paced.finished(document.get("outcome") == "unreachable", took, epoch)
+        paced.finished(document.get("outcome") == "unreachable", took)
         emit(index, _line(document), document)
 
     async with anyio.create_task_group() as group:
