@@ -39,6 +39,8 @@ MODULES: Final[Mapping[str, tuple[str, str]]] = {
     "a2a_interview.findings": ("a2a_interview.checks", "a2a_interview.checks._findings"),
     "a2a_interview.responses": ("a2a_interview.checks", "a2a_interview.checks._responses"),
     "a2a_interview.outcome": ("a2a_interview.checks", "a2a_interview.checks._outcome"),
+    # D-VERIFY-88: it held the options and a run's state, never the run.
+    "a2a_interview.verifier.run": ("a2a_interview.verifier", "a2a_interview.verifier.state"),
 }
 
 _FAILURES = "a2a_interview.verifier.failures"

@@ -21,7 +21,7 @@ from ..errors import InterviewError
 from .calls import Calls
 from .client import ClientOptions, Interviewer
 from .failures import DeadlineExceeded, TransportFailure
-from .run import DEFAULT_DEADLINE, Abandoned, RunState, Stop
+from .state import DEFAULT_DEADLINE, Abandoned, RunState, Stop
 from .urls import card_url_for
 
 __all__ = [

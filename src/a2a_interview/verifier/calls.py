@@ -5,7 +5,7 @@ A call is built for the interface's binding (a JSON-RPC envelope, or PROFILE §3
 (:func:`version_for`) and, when activated, the extension's header; it is recorded in the
 run's account before it is judged. A transport failure is tried again until it is the
 third in a row on that interface; three transport failures or answers not of the
-interface's binding in a row abandon it for the run (:class:`~.run.Abandoned`).
+interface's binding in a row abandon it for the run (:class:`~.state.Abandoned`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..spec import (
 )
 from .client import ClientOptions, Interviewer, Response
 from .failures import BodyTooLarge, ConnectFailed, EncodingRefused, TimedOut, without_credentials
-from .run import Abandoned, RunState, Stop, auth_required
+from .state import Abandoned, RunState, Stop, auth_required
 
 __all__ = ["A2A_VERSION", "Calls", "version_for"]
 

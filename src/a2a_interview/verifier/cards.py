@@ -20,8 +20,8 @@ from .calls import version_for
 from .client import Interviewer
 from .failures import without_credentials
 from .proposals import verify_terms
-from .run import RunState, Stop, Variant, VerifyOptions, auth_required, off_loop, progress
 from .signatures import card_signature
+from .state import RunState, Stop, Variant, VerifyOptions, auth_required, off_loop, progress
 from .urls import card_url_for
 
 __all__ = ["card_variant", "fetch_card"]
@@ -33,7 +33,7 @@ async def fetch_card(
     """The card for what the user named (``url``, its base URL or card URL), read
     strictly: the card, its digest, and the URL it was served at (redirects followed,
     kept in ``state.card_url`` as they are). A 401/403, a status other than 200 or a
-    card that is not a strict I-JSON object ends the run (:class:`~.run.Stop`)."""
+    card that is not a strict I-JSON object ends the run (:class:`~.state.Stop`)."""
     card_url = card_url_for(url)
     state.card_url = card_url
     response = await session.get(card_url, (("Accept", "application/json"),))

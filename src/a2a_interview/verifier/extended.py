@@ -28,7 +28,7 @@ from ..spec import VERSION_HEADER
 from .calls import version_for
 from .client import Interviewer
 from .failures import BudgetSpent, TransportFailure, without_credentials
-from .run import RunState, VerifyOptions, off_loop, progress
+from .state import RunState, VerifyOptions, off_loop, progress
 
 __all__ = ["extended_card", "offers_extended_card"]
 

@@ -15,7 +15,7 @@ from ..models import Source
 from ..record import ProposalRecord, committed_signers, proposal_keys
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import Interviewer
-from .run import RunState, VerifyOptions, off_loop
+from .state import RunState, VerifyOptions, off_loop
 
 __all__ = ["verify_terms"]
 

@@ -32,8 +32,8 @@ from ..checks import (
 )
 from ..spec import QUESTIONS
 from .calls import Calls
-from .run import RunState, bounded
 from .sampling import SELECTING, Sampler
+from .state import RunState, bounded
 
 __all__ = ["CLOSURE_METHOD", "interview"]
 

@@ -22,7 +22,7 @@ from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from .client import Interviewer
 from .failures import InsecureURL
-from .run import RunState, VerifyOptions, off_loop
+from .state import RunState, VerifyOptions, off_loop
 from .urls import check_url, origin
 
 __all__ = ["card_signature"]
