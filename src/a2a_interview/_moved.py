@@ -98,13 +98,27 @@ NAMES: Final[Mapping[str, Mapping[str, str]]] = {
 }
 
 
+# A module -> {a name of 0.6 it still answers: the name's new name there} (one meaning
+# per name, D-CORE-34): the JWS check is not the verifier's procedure, a proposal's
+# signing bytes are not a record's.
+RENAMED: Final[Mapping[str, Mapping[str, str]]] = {
+    "a2a_interview.jose": {"verify": "verify_jws"},
+    "a2a_interview.terms": {"signing_bytes": "proposal_signing_bytes"},
+}
+
+
 def _warn(old: str, advice: str, stacklevel: int) -> None:
     message = f"{old} is deprecated: {advice} ({UPGRADING})"
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
 
 
 def moved_name(module: str, name: str) -> object:
-    """The ``__getattr__`` of a module in :data:`NAMES`: a name it passed on, from its home."""
+    """The ``__getattr__`` of a module in :data:`NAMES` or :data:`RENAMED`: a name it
+    passed on, from its home; a name it renamed, by its new name."""
+    new_name = RENAMED.get(module, {}).get(name)
+    if new_name is not None:
+        _warn(f"{module}.{name}", f"it is {module}.{new_name}", stacklevel=3)
+        return getattr(sys.modules[module], new_name)
     home = NAMES.get(module, {}).get(name)
     if home is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
@@ -116,6 +130,10 @@ def _old_module_attr(module: str, name: str) -> object:
     """A name of a module of :data:`MODULES`: from the part's facade, else its private module."""
     facade_name, private_name = MODULES[module]
     facade = importlib.import_module(facade_name)
+    new_name = RENAMED.get(module, {}).get(name)
+    if new_name is not None:
+        _warn(f"{module}.{name}", f"it is {new_name} (internal, {private_name})", stacklevel=2)
+        return getattr(importlib.import_module(private_name), new_name)
     if name in getattr(facade, "__all__", ()):
         _warn(f"{module}.{name}", f"import {name} from {facade_name}", stacklevel=2)
         return getattr(facade, name)

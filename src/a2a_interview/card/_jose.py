@@ -59,7 +59,7 @@ __all__ = [
     "public_jwk",
     "sign",
     "thumbprint",
-    "verify",
+    "verify_jws",
 ]
 
 # PROFILE §6.2: the allowlist. Nothing else is ever signed or accepted (never none, never HS*).
@@ -472,7 +472,7 @@ def sign(key: PrivateKey, alg: str, data: bytes) -> bytes:
     return _JWS[alg].sign(data, _library_key(key))
 
 
-def verify(key: Key, alg: str, data: bytes, signature: bytes) -> bool:
+def verify_jws(key: Key, alg: str, data: bytes, signature: bytes) -> bool:
     """Whether ``signature`` is ``alg``'s over ``data`` under ``key`` (from
     :func:`import_public_jwk`). Never raises: a hostile signature, an ``alg`` outside
     the allowlist or a key that does not serve ``alg`` is a "no"."""

@@ -55,7 +55,7 @@ from ._jose import (
     key_algs,
     sign,
     thumbprint,
-    verify,
+    verify_jws,
 )
 from ._readings import (
     READINGS,
@@ -436,7 +436,7 @@ def _check(
         for reading in READINGS:
             for candidate in payloads.get(reading, ()):
                 _go_on(stop)
-                if verify(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
+                if verify_jws(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
                     verified.append(reading)
                     if uncovered is None or len(candidate.uncovered) < len(uncovered):
                         uncovered = candidate.uncovered
