@@ -387,8 +387,9 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
             failures += 1
             # The outcome, not a fixed "non_conformant": an incomplete run fails what it
             # could not do (card_fetch) without concluding anything (PROFILE §7).
-            failure = ET.SubElement(case, "failure", message=f"{len(mine)} conflict(s)",
-                                    type=_bare(doc.get("outcome")))  # fmt: skip
+            failure = ET.SubElement(
+                case, "failure", message=f"{len(mine)} conflict(s)", type=_bare(doc.get("outcome"))
+            )
             failure.text = "\n".join(line for c in mine for line in _conflict_lines(c))
         elif status == "skipped":
             skipped += 1
@@ -403,8 +404,9 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
         errors += 1
         case = ET.SubElement(suite, "testcase", classname=classname, name="procedure", time="0")
         incomplete = _obj(doc.get("incomplete"))
-        ET.SubElement(case, "error", message=_bare(incomplete.get("reason")),
-                      type="unreachable").text = _bare(incomplete.get("detail"))  # fmt: skip
+        ET.SubElement(
+            case, "error", message=_bare(incomplete.get("reason")), type="unreachable"
+        ).text = _bare(incomplete.get("detail"))
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

@@ -380,9 +380,10 @@ def _jwk_to_private_key(jwk: Any) -> PrivateKey:
     except (JoseError, ValueError, UnsupportedAlgorithm):
         # cryptography refuses an EC scalar that is not the point's; say which it was.
         raise KeyFormatError(
-            _MISMATCH if kty == "EC" and _ec_scalar_is_valid(jwk) else
-            "the JWK does not describe a valid private key"
-        ) from None  # fmt: skip
+            _MISMATCH
+            if kty == "EC" and _ec_scalar_is_valid(jwk)
+            else "the JWK does not describe a valid private key"
+        ) from None
     key = cast(PrivateKey, imported.private_key)
     if _material(key) != material:
         raise KeyFormatError(_MISMATCH)

@@ -423,9 +423,14 @@ def _check(
     if parsed is None or not isinstance(parsed[0].get("alg"), str):
         quirks = parsed[1] if parsed is not None else ()
         return SignatureCheck(
-            index, None, None, None, SignatureStatus.invalid, reason=REASON_MALFORMED,
+            index,
+            None,
+            None,
+            None,
+            SignatureStatus.invalid,
+            reason=REASON_MALFORMED,
             quirks=quirks,
-        )  # fmt: skip
+        )
     header, quirks, protected_names = parsed
     alg: str = header["alg"]
     kid = header.get("kid") if isinstance(header.get("kid"), str) else None

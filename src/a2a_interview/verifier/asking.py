@@ -134,9 +134,13 @@ async def ask(
     seconds = math.inf if deadline is None else deadline
     with anyio.move_on_after(seconds) as scope:
         return await _ask(
-            url, question, skill, options, (transport, http),
+            url,
+            question,
+            skill,
+            options,
+            (transport, http),
             deadline=anyio.current_time() + seconds,
-        )  # fmt: skip
+        )
     assert scope.cancelled_caught
     raise DeadlineExceeded
 

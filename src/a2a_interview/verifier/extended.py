@@ -139,8 +139,12 @@ async def extended_card(
     beyond = [s for s in dict.fromkeys(_skill_ids(got)) if s not in public]
     if beyond:
         state.advisories.append(
-            Advisory("extended_card", "extended_skills", value=beyond[:64],
-                     detail="skills the extended card declares beyond the public card's: "
-                     "not interviewed (the interview is diffed against the public card), "
-                     "never a conflict")
-        )  # fmt: skip
+            Advisory(
+                "extended_card",
+                "extended_skills",
+                value=beyond[:64],
+                detail="skills the extended card declares beyond the public card's: "
+                "not interviewed (the interview is diffed against the public card), "
+                "never a conflict",
+            )
+        )

@@ -264,9 +264,13 @@ def bounded(items: list[Any], limit: int | None, reason: str, state: RunState) -
     if limit is None or len(items) <= limit:
         return items
     state.advisories.append(
-        Advisory("coverage", reason, value=len(items) - limit,
-                 detail=f"only the first {limit} of {len(items)} were asked")
-    )  # fmt: skip
+        Advisory(
+            "coverage",
+            reason,
+            value=len(items) - limit,
+            detail=f"only the first {limit} of {len(items)} were asked",
+        )
+    )
     return items[:limit]
 
 
