@@ -86,14 +86,6 @@ SAME_NAME: dict[str, tuple[frozenset[str], str]] = {
         + _TO_CUT
         + "it answers one extended-card request and wants its own name",
     ),
-    "run": (
-        frozenset({"cli/conformance.py", "server/proxy/serving.py"}),
-        _TO_CUT + "a command's handler and the proxy's blocking server: two meanings",
-    ),
-    "Exchange": (
-        frozenset({"checks/_responses.py", "conformance/replay.py"}),
-        _TO_CUT + "a raw response, and a recorded request with its response",
-    ),
     "Interface": (
         frozenset({"declarations.py", "checks/_responses.py"}),
         _TO_CUT + "the same fields in another order and types: one class",

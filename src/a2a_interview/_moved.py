@@ -100,10 +100,11 @@ NAMES: Final[Mapping[str, Mapping[str, str]]] = {
 
 # A module -> {a name of 0.6 it still answers: the name's new name there} (one meaning
 # per name, D-CORE-34): the JWS check is not the verifier's procedure, a proposal's
-# signing bytes are not a record's.
+# signing bytes are not a record's, a recorded exchange is not a raw response.
 RENAMED: Final[Mapping[str, Mapping[str, str]]] = {
     "a2a_interview.jose": {"verify": "verify_jws"},
     "a2a_interview.terms": {"signing_bytes": "proposal_signing_bytes"},
+    "a2a_interview.conformance.replay": {"Exchange": "RecordedExchange"},
 }
 
 
