@@ -8,7 +8,9 @@ imports, with a ``DeprecationWarning`` that names the new home:
   :data:`MODULES`, answered by a finder at the end of ``sys.meta_path`` that knows those
   names only (there is no file at the old path, so a name of a real module always wins);
 - a name a module passed on from another (``verifier.client``'s failures, ...):
-  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`.
+  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`;
+- a name renamed so that each name means one thing (D-CORE-34): :data:`RENAMED`,
+  answered the same way, or by the finder for a moved module.
 
 ``tests/test_one_home.py`` checks that each resolves to the same object as its new home
 and warns. Nothing here imports a module of the package until a moved name is asked for.
