@@ -21,7 +21,7 @@ from a2a_interview.ledger import Ledger
 from a2a_interview.ledger.store.columns import columns as _columns
 from a2a_interview.record import sign_record
 from a2a_interview.verifier import failed_record
-from a2a_interview.verifier.run import VerifyOptions
+from a2a_interview.verifier.state import VerifyOptions
 
 
 def bodies(n: int) -> list[bytes]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from a2a_interview.conformance.replay import ORIGIN, Exchange, kept, steering, vector_json
+from a2a_interview.conformance.replay import ORIGIN, RecordedExchange, kept, steering, vector_json
 from a2a_interview.conformance.vectors import dump
 from a2a_interview.verifier import verify
 from agents import honest
@@ -33,7 +33,7 @@ class Recorder:
 
     def __init__(self, app: Any, origin: str) -> None:
         self.app, self.origin = app, origin
-        self.exchanges: list[Exchange] = []
+        self.exchanges: list[RecordedExchange] = []
 
     def _token(self, text: str) -> str:
         return text.replace(self.origin, ORIGIN)
@@ -71,7 +71,7 @@ class Recorder:
         query = scope.get("query_string", b"").decode("latin-1")
         headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in scope["headers"]]
         response = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in start["headers"]]
-        self.exchanges.append(Exchange(
+        self.exchanges.append(RecordedExchange(
             scope["method"], scope["path"] + ("?" + query if query else ""),
             steering(headers), self._token(body.decode("utf-8")), start["status"],
             tuple((n, self._token(v)) for n, v in kept(response)),

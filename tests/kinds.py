@@ -114,6 +114,7 @@ KINDS: dict[str, str] = {
     "test_test_layout": "behaviour",  # no test module imports another; helpers written once
     "test_import_graph": "behaviour",
     "test_one_home": "behaviour",  # one home per name, facades pinned, old paths warn
+    "test_shape": "behaviour",  # module and function lengths, one name one meaning
     "test_listen_attacks": "behaviour",
     "test_version_hosts": "behaviour",  # no layer stricter than its host on A2A-Version
     "test_card_caching": "behaviour",  # the A2A TCK's card caching assertions

@@ -35,7 +35,7 @@ from a2a_interview.card import jwk_to_public_key, public_jwk, verify_card
 from a2a_interview.card._jose import key_algs
 from a2a_interview.card._sig import STOPPED
 from a2a_interview.errors import KeyFormatError, SignatureError
-from a2a_interview.verifier.run import off_loop
+from a2a_interview.verifier.state import off_loop
 from agents import Call, Reply, Wrap, honest
 from support.cli import COMMAND
 from support.servers import serve
@@ -198,7 +198,7 @@ def test_verify_card_stops_as_soon_as_told() -> None:
 
 @pytest.mark.anyio
 async def test_work_abandoned_by_its_run_stops() -> None:
-    # verifier/run.py off_loop: a run cancelled (its deadline) leaves the thread, and the
+    # verifier/state.py off_loop: a run cancelled (its deadline) leaves the thread, and the
     # thread's stop() turns true, so it ends at its next step instead of computing on.
     started, ended = threading.Event(), threading.Event()
     steps = [0]

@@ -311,9 +311,9 @@ def test_a_hostile_signature_never_verifies(alg: str, key: Any, signature: bytes
     # verify never raises on a hostile signature, and a signature of the wrong size (one
     # the library refuses with an error) is no signature: False, never True.
     library_key = jose.import_public_jwk(jose.public_jwk(key, "k", alg))
-    assert jose.verify(library_key, alg, b"data", signature) is False
+    assert jose.verify_jws(library_key, alg, b"data", signature) is False
     good = jose.sign(key, alg, b"data")
-    assert jose.verify(library_key, alg, b"data", good) is True
+    assert jose.verify_jws(library_key, alg, b"data", good) is True
 
 
 def test_a_library_refusal_is_no_verification() -> None:
@@ -321,7 +321,7 @@ def test_a_library_refusal_is_no_verification() -> None:
     # which joserfc refuses as the wrong key type) is False, never True: an error is no
     # proof of a signature (PROFILE §6.5: only a signature that verifies is "verified").
     ec_key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
-    assert jose.verify(ec_key, "EdDSA", b"data", jose.sign(ED, "EdDSA", b"data")) is False
+    assert jose.verify_jws(ec_key, "EdDSA", b"data", jose.sign(ED, "EdDSA", b"data")) is False
 
 
 @pytest.mark.parametrize("error", [JoseError("refused"), ValueError("refused")])
@@ -339,7 +339,7 @@ def test_an_error_of_the_library_is_no_verification(
     key = jose.import_public_jwk(jose.public_jwk(P256, "k", "ES256"))
     good = jose.sign(P256, "ES256", b"data")
     monkeypatch.setitem(jose._JWS, "ES256", Raising())
-    assert jose.verify(key, "ES256", b"data", good) is False
+    assert jose.verify_jws(key, "ES256", b"data", good) is False
 
 
 @pytest.mark.parametrize(
@@ -361,7 +361,7 @@ def test_a_key_that_does_not_serve_the_alg_is_no_verification(key: Any, alg: str
     # the signature (PROFILE §6.5: only a signature that verifies is "verified").
     library_key = jose.import_public_jwk(jose.public_jwk(key, "k", jose.alg_for_key(key)))
     for signature in (b"", b"\x01" * 64, jose.sign(key, jose.alg_for_key(key), b"data")):
-        assert jose.verify(library_key, alg, b"data", signature) is False
+        assert jose.verify_jws(library_key, alg, b"data", signature) is False
 
 
 # --- RSA sizes (D-VERIFY-55): the bounds exactly, and each refusal's fixed message ----------

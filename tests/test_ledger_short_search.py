@@ -23,7 +23,7 @@ from a2a_interview.ledger import Ledger  # noqa: E402
 from a2a_interview.ledger.store import SEARCH_RULE, searchable  # noqa: E402
 from a2a_interview.ledger.web import app  # noqa: E402
 from a2a_interview.verifier import failed_record  # noqa: E402
-from a2a_interview.verifier.run import VerifyOptions  # noqa: E402
+from a2a_interview.verifier.state import VerifyOptions  # noqa: E402
 
 if TYPE_CHECKING:
     from pg import Server

@@ -99,6 +99,10 @@ PINNED_ELSEWHERE = frozenset({"a2a_interview", "a2a_interview.ledger"})
 
 # The __all__ of each module of 0.6 that is now a private part of a package.
 OLD_ALL: dict[str, list[str]] = {
+    "a2a_interview.verifier.run": [
+        "DEFAULT_DEADLINE", "Abandoned", "RunState", "Stop", "Variant", "VerifyOptions",
+        "auth_required", "bounded", "off_loop", "progress", "transport_incomplete",
+    ],
     "a2a_interview.cardsig": [
         "ALGORITHMS", "QUIRK_NULL_HEADER_MEMBER", "READINGS", "REASON_ALG_REFUSED",
         "REASON_BAD_SIGNATURE", "REASON_MALFORMED", "REASON_NOT_CANONICAL", "REASON_NO_KEY",
@@ -312,14 +316,15 @@ def _resolve_warned(module: str, name: str) -> tuple[object, list[str]]:
 @pytest.mark.parametrize("old", sorted(OLD_ALL))
 def test_a_moved_module_resolves_each_name_to_its_new_home_and_warns(old: str) -> None:
     # D-CORE-23: every name the 0.6 module listed, the same object, a warning naming where.
-    from a2a_interview._moved import MODULES
+    from a2a_interview._moved import MODULES, RENAMED
 
     facade, private = MODULES[old]
     assert not (PACKAGE.parent / (old.replace(".", "/") + ".py")).exists()
     for name in OLD_ALL[old]:
         value, messages = _resolve_warned(old, name)
-        new = facade if name in importlib.import_module(facade).__all__ else private
-        assert value is getattr(importlib.import_module(new), name), name
+        now = RENAMED.get(old, {}).get(name, name)  # D-CORE-34: one meaning per name
+        new = facade if now in importlib.import_module(facade).__all__ else private
+        assert value is getattr(importlib.import_module(new), now), name
         assert len(messages) == 1, name
         assert f"{old}.{name} is deprecated" in messages[0]
         assert new in messages[0]
@@ -344,9 +349,25 @@ def test_a_name_a_module_passed_on_resolves_to_its_home_and_warns() -> None:
             _resolve_warned(module, "no_such_name")
 
 
+def test_a_renamed_name_resolves_to_its_new_name_and_warns() -> None:
+    # D-CORE-34: the JWS check is verify_jws, a proposal's signing bytes
+    # proposal_signing_bytes; the names of 0.6 still answer, warning.
+    from a2a_interview._moved import MODULES, RENAMED
+
+    assert RENAMED
+    for module, names in RENAMED.items():
+        for old, new in names.items():
+            value, messages = _resolve_warned(module, old)
+            home = MODULES[module][1] if module in MODULES else module
+            assert value is getattr(importlib.import_module(home), new), (module, old)
+            assert len(messages) == 1, (module, old)
+            assert f"{module}.{old} is deprecated" in messages[0]
+            assert new in messages[0]
+
+
 def test_readme_lists_every_old_path_with_its_new_home() -> None:
     # D-CORE-23: README's "Upgrading from 0.6" names each old path and where it went.
-    from a2a_interview._moved import MODULES, NAMES
+    from a2a_interview._moved import MODULES, NAMES, RENAMED
 
     readme = (PACKAGE.parent.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Upgrading from 0.6", 1)[1].split("\n## ", 1)[0]
@@ -354,6 +375,9 @@ def test_readme_lists_every_old_path_with_its_new_home() -> None:
         assert f"`{old}`" in section and f"`{facade}`" in section, old
     for module in NAMES:
         assert f"`{module}`" in section, module
+    for names in RENAMED.values():
+        for old_name, new_name in names.items():
+            assert f"`{old_name}`" in section and f"`{new_name}`" in section, old_name
 
 
 def test_src_imports_no_old_path() -> None:

@@ -8,7 +8,9 @@ imports, with a ``DeprecationWarning`` that names the new home:
   :data:`MODULES`, answered by a finder at the end of ``sys.meta_path`` that knows those
   names only (there is no file at the old path, so a name of a real module always wins);
 - a name a module passed on from another (``verifier.client``'s failures, ...):
-  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`.
+  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`;
+- a name renamed so that each name means one thing (D-CORE-34): :data:`RENAMED`,
+  answered the same way, or by the finder for a moved module.
 
 ``tests/test_one_home.py`` checks that each resolves to the same object as its new home
 and warns. Nothing here imports a module of the package until a moved name is asked for.
@@ -39,6 +41,8 @@ MODULES: Final[Mapping[str, tuple[str, str]]] = {
     "a2a_interview.findings": ("a2a_interview.checks", "a2a_interview.checks._findings"),
     "a2a_interview.responses": ("a2a_interview.checks", "a2a_interview.checks._responses"),
     "a2a_interview.outcome": ("a2a_interview.checks", "a2a_interview.checks._outcome"),
+    # D-VERIFY-88: it held the options and a run's state, never the run.
+    "a2a_interview.verifier.run": ("a2a_interview.verifier", "a2a_interview.verifier.state"),
 }
 
 _FAILURES = "a2a_interview.verifier.failures"
@@ -96,13 +100,28 @@ NAMES: Final[Mapping[str, Mapping[str, str]]] = {
 }
 
 
+# A module -> {a name of 0.6 it still answers: the name's new name there} (one meaning
+# per name, D-CORE-34): the JWS check is not the verifier's procedure, a proposal's
+# signing bytes are not a record's, a recorded exchange is not a raw response.
+RENAMED: Final[Mapping[str, Mapping[str, str]]] = {
+    "a2a_interview.jose": {"verify": "verify_jws"},
+    "a2a_interview.terms": {"signing_bytes": "proposal_signing_bytes"},
+    "a2a_interview.conformance.replay": {"Exchange": "RecordedExchange"},
+}
+
+
 def _warn(old: str, advice: str, stacklevel: int) -> None:
     message = f"{old} is deprecated: {advice} ({UPGRADING})"
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
 
 
 def moved_name(module: str, name: str) -> object:
-    """The ``__getattr__`` of a module in :data:`NAMES`: a name it passed on, from its home."""
+    """The ``__getattr__`` of a module in :data:`NAMES` or :data:`RENAMED`: a name it
+    passed on, from its home; a name it renamed, by its new name."""
+    new_name = RENAMED.get(module, {}).get(name)
+    if new_name is not None:
+        _warn(f"{module}.{name}", f"it is {module}.{new_name}", stacklevel=3)
+        return getattr(sys.modules[module], new_name)
     home = NAMES.get(module, {}).get(name)
     if home is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
@@ -114,6 +133,10 @@ def _old_module_attr(module: str, name: str) -> object:
     """A name of a module of :data:`MODULES`: from the part's facade, else its private module."""
     facade_name, private_name = MODULES[module]
     facade = importlib.import_module(facade_name)
+    new_name = RENAMED.get(module, {}).get(name)
+    if new_name is not None:
+        _warn(f"{module}.{name}", f"it is {new_name} (internal, {private_name})", stacklevel=2)
+        return getattr(importlib.import_module(private_name), new_name)
     if name in getattr(facade, "__all__", ()):
         _warn(f"{module}.{name}", f"import {name} from {facade_name}", stacklevel=2)
         return getattr(facade, name)

@@ -11,7 +11,7 @@ XML.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from xml.etree import ElementTree as ET
 
@@ -247,9 +247,36 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
     conflict with expected and got, proposals, advisories, and the reminder that
     conformance is not competence."""
     doc = _json(record)
+    runs = [_obj(run) for run in _list(doc.get("runs"))]
+    lines = _headline(doc)
     # A stored record is anyone's file (record show): only known words go out raw.
-    outcome_text = outcome_line(doc.get("outcome"))
-    runs = _list(doc.get("runs"))
+    lines += ["", f"Outcome: {outcome_line(doc.get('outcome'))}"]
+    incomplete = doc.get("incomplete")
+    if isinstance(incomplete, dict):
+        lines += _incomplete_lines(incomplete)
+    lines += ["", *_ran_by(doc), _card_signature(doc), ""]
+    lines += _check_lines(_obj(doc.get("checks")), runs)
+    lines += _conflicts_by_run(runs)
+    if len(runs) > 1:
+        lines += ["", "Runs: 2 (a conflict triggered one re-run with a fresh card and proposals)"]
+    sampled = _sampled(_obj(runs[0].get("sampling"))) if runs else None
+    if sampled is not None:
+        lines += ["", sampled]
+    proposals = [_obj(p) for p in _list(runs[-1].get("proposals"))] if runs else []
+    if proposals:
+        lines += ["", "Proposals (terms §3):"]
+        for item in proposals:
+            lines.append(f"  {_bare(item.get('result')):<24} {_bare(item.get('url'))}")
+    advisories = _list(doc.get("advisories"))
+    if advisories:
+        lines += ["", f"Advisories ({len(advisories)}, never conflicts):"]
+        lines += [_advisory_line(item) for item in map(_obj, advisories)]
+    lines += ["", REMINDER, "Not established: " + "; ".join(DOES_NOT_ESTABLISH) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _headline(doc: Mapping[str, Any]) -> list[str]:
+    """The agent's URL, its card's URL and digest, its extended card (PROFILE §7)."""
     lines = [f"a2a-interview verify {_bare(_get(doc, 'agent', 'url'))}"]
     if _get(doc, "agent", "card_url"):
         lines.append(f"  card {_bare(_get(doc, 'agent', 'card_url'))}")
@@ -261,33 +288,36 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
             lines.append(f"  extended card {_bare(extended.get('digest'))}")
         else:
             lines.append(f"  extended card not fetched ({_bare(extended.get('reason'))})")
-    lines += ["", f"Outcome: {outcome_text}"]
-    incomplete = doc.get("incomplete")
-    if isinstance(incomplete, dict):
-        detail = _bare(incomplete.get("detail"), _MAX_DETAIL)  # says what to change
-        lines.append(f"  {_bare(incomplete.get('reason'))}: {detail}")
-        if incomplete.get("url") is not None:
-            # D-CLI-9: which URL failed, and why
-            cause = incomplete.get("cause")
-            why = f" ({_bare(cause)})" if cause is not None else ""
-            lines.append(f"  at {_bare(incomplete.get('url'))}{why}")
-        schemes = incomplete.get("schemes")
-        if incomplete.get("reason") == "authentication_required":
-            named = ", ".join(show(s) for s in schemes) if isinstance(schemes, list) else ""
-            lines.append(
-                "  The card declares securitySchemes: " + named
-                if named
-                else "  The card declares no securitySchemes."
-            )
-            lines.append("  Authentication required is not non-conformance (interview §10).")
-    lines += ["", *_ran_by(doc), _card_signature(doc), ""]
+    return lines
 
-    checks = _obj(doc.get("checks"))
+
+def _incomplete_lines(incomplete: Mapping[str, Any]) -> list[str]:
+    """Why a run did not complete, saying what to change; which URL failed (D-CLI-9)."""
+    detail = _bare(incomplete.get("detail"), _MAX_DETAIL)  # says what to change
+    lines = [f"  {_bare(incomplete.get('reason'))}: {detail}"]
+    if incomplete.get("url") is not None:
+        cause = incomplete.get("cause")
+        why = f" ({_bare(cause)})" if cause is not None else ""
+        lines.append(f"  at {_bare(incomplete.get('url'))}{why}")
+    if incomplete.get("reason") == "authentication_required":
+        schemes = incomplete.get("schemes")
+        named = ", ".join(show(s) for s in schemes) if isinstance(schemes, list) else ""
+        lines.append(
+            "  The card declares securitySchemes: " + named
+            if named
+            else "  The card declares no securitySchemes."
+        )
+        lines.append("  Authentication required is not non-conformance (interview §10).")
+    return lines
+
+
+def _check_lines(checks: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each check's status, with the count of the last run's conflicts of it."""
     counts: dict[str, int] = {}
-    for conflict in _list(_obj(runs[-1]).get("conflicts")) if runs else []:
+    for conflict in _list(runs[-1].get("conflicts")) if runs else []:
         check = str(_obj(conflict).get("check"))
         counts[check] = counts.get(check, 0) + 1
-    lines.append("Checks:")
+    lines = ["Checks:"]
     for check in CHECKS:
         status = checks.get(check, "skipped")
         label = _LABEL[status] if isinstance(status, str) and status in _LABEL else _bare(status)
@@ -295,50 +325,39 @@ def render_report(record: ResultRecord | Mapping[str, Any]) -> str:
         if status == "failed" and counts.get(check):
             note = f"  {counts[check]} conflict(s)"
         lines.append(f"  {label:<9} {check}{note}")
+    return lines
 
-    first = [_obj(c) for c in _list(_obj(runs[0]).get("conflicts"))] if runs else []
-    second = [_obj(c) for c in _list(_obj(runs[1]).get("conflicts"))] if len(runs) > 1 else []
-    if second or first:
-        again = {_identity(c) for c in second}
-        lines += ["", f"Conflicts, first run ({len(first)}; * = also in the re-run):"]
-        for conflict in first:
-            lines += _conflict_lines(conflict, "* " if _identity(conflict) in again else "  ")
-        if len(runs) > 1:
-            before = {_identity(c) for c in first}
-            new = [c for c in second if _identity(c) not in before]
-            if new:
-                lines += ["", f"Conflicts new in the re-run ({len(new)}):"]
-                for conflict in new:
-                    lines += _conflict_lines(conflict)
-    if len(runs) > 1:
-        lines += ["", "Runs: 2 (a conflict triggered one re-run with a fresh card and proposals)"]
-    sampled = _sampled(_obj(_obj(runs[0]).get("sampling"))) if runs else None
-    if sampled is not None:
-        lines += ["", sampled]
 
-    proposals = [_obj(p) for p in _list(_obj(runs[-1]).get("proposals"))] if runs else []
-    if proposals:
-        lines += ["", "Proposals (terms §3):"]
-        for item in proposals:
-            lines.append(f"  {_bare(item.get('result')):<24} {_bare(item.get('url'))}")
+def _conflicts_by_run(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The first run's conflicts (those seen again marked), then those new in the re-run."""
+    first = [_obj(c) for c in _list(runs[0].get("conflicts"))] if runs else []
+    second = [_obj(c) for c in _list(runs[1].get("conflicts"))] if len(runs) > 1 else []
+    if not (second or first):
+        return []
+    again = {_identity(c) for c in second}
+    lines = ["", f"Conflicts, first run ({len(first)}; * = also in the re-run):"]
+    for conflict in first:
+        lines += _conflict_lines(conflict, "* " if _identity(conflict) in again else "  ")
+    before = {_identity(c) for c in first}
+    new = [c for c in second if _identity(c) not in before]
+    if new:
+        lines += ["", f"Conflicts new in the re-run ({len(new)}):"]
+        for conflict in new:
+            lines += _conflict_lines(conflict)
+    return lines
 
-    advisories = _list(doc.get("advisories"))
-    if advisories:
-        lines += ["", f"Advisories ({len(advisories)}, never conflicts):"]
-        for item in map(_obj, advisories):
-            where = _where(item)
-            text = f"  [{_bare(item.get('code'))}] {_bare(item.get('reason'))}"
-            if where:
-                text += f": {where}"
-            said = _advisory_text(item)
-            if said is not None:
-                text += f": {said}" if not where else f"; {said}"
-            elif "value" in item:
-                text += f" {show(item['value'])}"
-            lines.append(text)
 
-    lines += ["", REMINDER, "Not established: " + "; ".join(DOES_NOT_ESTABLISH) + "."]
-    return "\n".join(lines) + "\n"
+def _advisory_line(item: Mapping[str, Any]) -> str:
+    where = _where(item)
+    text = f"  [{_bare(item.get('code'))}] {_bare(item.get('reason'))}"
+    if where:
+        text += f": {where}"
+    said = _advisory_text(item)
+    if said is not None:
+        text += f": {said}" if not where else f"; {said}"
+    elif "value" in item:
+        text += f" {show(item['value'])}"
+    return text
 
 
 def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
@@ -368,8 +387,9 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
             failures += 1
             # The outcome, not a fixed "non_conformant": an incomplete run fails what it
             # could not do (card_fetch) without concluding anything (PROFILE §7).
-            failure = ET.SubElement(case, "failure", message=f"{len(mine)} conflict(s)",
-                                    type=_bare(doc.get("outcome")))  # fmt: skip
+            failure = ET.SubElement(
+                case, "failure", message=f"{len(mine)} conflict(s)", type=_bare(doc.get("outcome"))
+            )
             failure.text = "\n".join(line for c in mine for line in _conflict_lines(c))
         elif status == "skipped":
             skipped += 1
@@ -384,8 +404,9 @@ def junit_xml(record: ResultRecord | Mapping[str, Any]) -> bytes:
         errors += 1
         case = ET.SubElement(suite, "testcase", classname=classname, name="procedure", time="0")
         incomplete = _obj(doc.get("incomplete"))
-        ET.SubElement(case, "error", message=_bare(incomplete.get("reason")),
-                      type="unreachable").text = _bare(incomplete.get("detail"))  # fmt: skip
+        ET.SubElement(
+            case, "error", message=_bare(incomplete.get("reason")), type="unreachable"
+        ).text = _bare(incomplete.get("detail"))
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))

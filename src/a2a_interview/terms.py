@@ -17,6 +17,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import nkeys
+from ._moved import moved_name
 from .errors import IngressError, KeyFormatError
 from .ijson import JSONObject, loads
 from .jcs import canonicalize, digest_bytes, is_digest
@@ -41,6 +42,10 @@ class TermsEntry:
     @property
     def key(self) -> tuple[str | None, str | None]:
         return (self.url, self.digest)
+
+
+def __getattr__(name: str) -> object:  # a name of 0.6 renamed here (D-CORE-34)
+    return moved_name(__name__, name)
 
 
 def _string(value: Any) -> str | None:
@@ -106,7 +111,7 @@ class ProposalVerdict:
         return "ok" if self.reason is None else str(self.reason)
 
 
-def signing_bytes(document: JSONObject) -> bytes:
+def proposal_signing_bytes(document: JSONObject) -> bytes:
     """What the provider signs: ``agent-sow-v1\\n`` + JCS(document without signatures)."""
     unsigned = {k: v for k, v in document.items() if k != "signatures"}
     return SOW_SIGNING_PREFIX + canonicalize(unsigned)
@@ -153,7 +158,7 @@ def check_document(document: JSONObject) -> ProposalVerdict:
         return ProposalVerdict(ProposalFailure.UNSIGNED)
     if not isinstance(signatures, list):
         return ProposalVerdict(ProposalFailure.SIGNATURE_MALFORMED)
-    signed = signing_bytes(document)
+    signed = proposal_signing_bytes(document)
     for record in signatures:
         failure = _check_signature(record, signed)
         if failure is not None:
@@ -227,7 +232,7 @@ def sign_proposal(document: JSONObject, seed: str, signed_at: str) -> JSONObject
     """
     key = nkeys.private_key(seed)
     signed = copy.deepcopy({k: v for k, v in document.items() if k != "signatures"})
-    sig = key.sign(signing_bytes(signed))
+    sig = key.sign(proposal_signing_bytes(signed))
     signed["signatures"] = [
         {
             "role": "provider",

@@ -59,7 +59,7 @@ __all__ = [
     "public_jwk",
     "sign",
     "thumbprint",
-    "verify",
+    "verify_jws",
 ]
 
 # PROFILE §6.2: the allowlist. Nothing else is ever signed or accepted (never none, never HS*).
@@ -380,9 +380,10 @@ def _jwk_to_private_key(jwk: Any) -> PrivateKey:
     except (JoseError, ValueError, UnsupportedAlgorithm):
         # cryptography refuses an EC scalar that is not the point's; say which it was.
         raise KeyFormatError(
-            _MISMATCH if kty == "EC" and _ec_scalar_is_valid(jwk) else
-            "the JWK does not describe a valid private key"
-        ) from None  # fmt: skip
+            _MISMATCH
+            if kty == "EC" and _ec_scalar_is_valid(jwk)
+            else "the JWK does not describe a valid private key"
+        ) from None
     key = cast(PrivateKey, imported.private_key)
     if _material(key) != material:
         raise KeyFormatError(_MISMATCH)
@@ -472,7 +473,7 @@ def sign(key: PrivateKey, alg: str, data: bytes) -> bytes:
     return _JWS[alg].sign(data, _library_key(key))
 
 
-def verify(key: Key, alg: str, data: bytes, signature: bytes) -> bool:
+def verify_jws(key: Key, alg: str, data: bytes, signature: bytes) -> bool:
     """Whether ``signature`` is ``alg``'s over ``data`` under ``key`` (from
     :func:`import_public_jwk`). Never raises: a hostile signature, an ``alg`` outside
     the allowlist or a key that does not serve ``alg`` is a "no"."""

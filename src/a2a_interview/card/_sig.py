@@ -55,7 +55,7 @@ from ._jose import (
     key_algs,
     sign,
     thumbprint,
-    verify,
+    verify_jws,
 )
 from ._readings import (
     READINGS,
@@ -388,6 +388,30 @@ def _usable_keys(
             yield key, jwk
 
 
+def _verified_readings(
+    key: Key,
+    alg: str,
+    prefix: bytes,
+    sig: bytes,
+    payloads: dict[Reading, list[Candidate]],
+    *,
+    stop: Stop,
+) -> tuple[tuple[Reading, ...], tuple[str, ...]]:
+    """The readings under which ``sig`` verifies with ``key``, in :data:`READINGS`
+    order, and the fewest members left uncovered by a candidate that verified."""
+    verified: list[Reading] = []
+    uncovered: tuple[str, ...] | None = None
+    for reading in READINGS:
+        for candidate in payloads.get(reading, ()):
+            _go_on(stop)
+            if verify_jws(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
+                verified.append(reading)
+                if uncovered is None or len(candidate.uncovered) < len(uncovered):
+                    uncovered = candidate.uncovered
+                break
+    return tuple(verified), uncovered or ()
+
+
 def _check(
     index: int,
     item: dict[str, Any],
@@ -399,9 +423,14 @@ def _check(
     if parsed is None or not isinstance(parsed[0].get("alg"), str):
         quirks = parsed[1] if parsed is not None else ()
         return SignatureCheck(
-            index, None, None, None, SignatureStatus.invalid, reason=REASON_MALFORMED,
+            index,
+            None,
+            None,
+            None,
+            SignatureStatus.invalid,
+            reason=REASON_MALFORMED,
             quirks=quirks,
-        )  # fmt: skip
+        )
     header, quirks, protected_names = parsed
     alg: str = header["alg"]
     kid = header.get("kid") if isinstance(header.get("kid"), str) else None
@@ -431,16 +460,7 @@ def _check(
 
     prefix = item["protected"].encode("ascii") + b"."
     for key, jwk in usable:
-        verified: list[Reading] = []
-        uncovered: tuple[str, ...] | None = None
-        for reading in READINGS:
-            for candidate in payloads.get(reading, ()):
-                _go_on(stop)
-                if verify(key, alg, prefix + b64e(candidate.payload).encode("ascii"), sig):
-                    verified.append(reading)
-                    if uncovered is None or len(candidate.uncovered) < len(uncovered):
-                        uncovered = candidate.uncovered
-                    break
+        verified, uncovered = _verified_readings(key, alg, prefix, sig, payloads, stop=stop)
         if verified:
             return SignatureCheck(
                 index,
@@ -448,9 +468,9 @@ def _check(
                 kid,
                 jku,
                 SignatureStatus.verified,
-                readings=tuple(verified),
+                readings=verified,
                 thumbprint=thumbprint(jwk),
-                uncovered=uncovered or (),
+                uncovered=uncovered,
                 quirks=quirks,
             )
     return fail(SignatureStatus.invalid, REASON_BAD_SIGNATURE)

@@ -267,25 +267,38 @@ def check_inactive(
     conflicts: list[Conflict] = []
     if answered:
         conflicts.append(
-            Conflict(Check.inactive_probe, "answered_without_activation", where,
-                     expected=expected, got=got,
-                     detail=f"answered {METHOD_PREFIX}{where.question or 'identity'} "
-                     "without activation")
-        )  # fmt: skip
+            Conflict(
+                Check.inactive_probe,
+                "answered_without_activation",
+                where,
+                expected=expected,
+                got=got,
+                detail=f"answered {METHOD_PREFIX}{where.question or 'identity'} without activation",
+            )
+        )
     elif echoed:
         conflicts.append(
-            Conflict(Check.inactive_probe, "echo_without_activation", where,
-                     expected=expected, got=got,
-                     detail="named the interview URI in a response without activation")
-        )  # fmt: skip
+            Conflict(
+                Check.inactive_probe,
+                "echo_without_activation",
+                where,
+                expected=expected,
+                got=got,
+                detail="named the interview URI in a response without activation",
+            )
+        )
     advisories: list[Advisory] = []
     if mismatch:
         advisories.append(
-            Advisory(Check.inactive_probe, "inactive_error_code", where,
-                     value={"expected": expected, "got": got},
-                     detail="the host answered the inactive probe with another error "
-                     "than method not found")
-        )  # fmt: skip
+            Advisory(
+                Check.inactive_probe,
+                "inactive_error_code",
+                where,
+                value={"expected": expected, "got": got},
+                detail="the host answered the inactive probe with another error "
+                "than method not found",
+            )
+        )
     return conflicts, advisories
 
 

@@ -161,8 +161,9 @@ def read_result(exchange: Exchange, binding: Binding, request_id: int | str | No
             error = parsed["error"]
             code = error.get("code") if isinstance(error, dict) else None
             valid = isinstance(code, int) and not isinstance(code, bool)
-            return bad("error_response", "a JSON-RPC error where a result was due",
-                       code if valid else None)  # fmt: skip
+            return bad(
+                "error_response", "a JSON-RPC error where a result was due", code if valid else None
+            )
         if parsed.keys() != _RESULT_ENVELOPE or parsed["id"] != request_id:
             return bad("envelope", "the body is not a JSON-RPC 2.0 result for this request")
         value = parsed["result"]

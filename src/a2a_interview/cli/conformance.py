@@ -71,7 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
     p.add_argument("--timeout", type=float, default=TIMEOUT,
                    help=f"seconds per request (default: {TIMEOUT:g})")  # fmt: skip
-    p.set_defaults(run=run)
+    p.set_defaults(run=_run)
 
 
 def _vector_files(folder: str) -> list[Path]:
@@ -164,7 +164,7 @@ async def _run_vectors(files: Sequence[Path], target: str, timeout: float) -> li
     return results
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     import anyio
 
     from ..conformance.runner import Unreachable

@@ -372,7 +372,7 @@ def read_jwks(path: str | None) -> tuple[Any, ...] | None:
 def verify_options(args: argparse.Namespace, **extra: Any) -> Any:
     from ..card import READINGS
     from ..verifier.client import ClientOptions
-    from ..verifier.run import VerifyOptions
+    from ..verifier.state import VerifyOptions
 
     headers = credential_headers(args) if hasattr(args, "header") else ()
     origins = credential_origins(args) if hasattr(args, "credentials_origin") else ()

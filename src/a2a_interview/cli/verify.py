@@ -420,6 +420,26 @@ def _env(variable: Any, where: str) -> str:
     return value
 
 
+def _entry_headers(entry: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    """The headers one ``--credentials`` entry gives, every variable read now."""
+    headers: list[tuple[str, str]] = []
+    if "bearer_env" in entry:
+        headers.append(("Authorization", "Bearer " + _env(entry["bearer_env"], where)))
+    for member in ("header_env", "headers"):
+        named = entry.get(member, {})
+        if not isinstance(named, dict):
+            raise UsageError(f"{where}: {member} is an object from header names")
+        for name, given in named.items():
+            value = _env(given, where) if member == "header_env" else given
+            if not isinstance(value, str):
+                raise UsageError(f"{where}: a header value is a string")
+            try:
+                headers.append(parse_header(f"{name}:{value}"))
+            except UsageError as exc:
+                raise UsageError(f"{where}: {exc}") from None
+    return headers
+
+
 def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
     """``--credentials FILE``: origin -> ``Given`` (headers, further origins), every value
     read now (a variable that is not set is a usage error before any agent is
@@ -447,21 +467,7 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
         if not isinstance(further, list) or not all(isinstance(o, str) for o in further):
             raise UsageError(f"{where}: origins is a list of origins (scheme://host[:port])")
         origins = tuple(dict.fromkeys(parse_origin(o, where) for o in further))
-        headers: list[tuple[str, str]] = []
-        if "bearer_env" in entry:
-            headers.append(("Authorization", "Bearer " + _env(entry["bearer_env"], where)))
-        for member in ("header_env", "headers"):
-            named = entry.get(member, {})
-            if not isinstance(named, dict):
-                raise UsageError(f"{where}: {member} is an object from header names")
-            for name, given in named.items():
-                value = _env(given, where) if member == "header_env" else given
-                if not isinstance(value, str):
-                    raise UsageError(f"{where}: a header value is a string")
-                try:
-                    headers.append(parse_header(f"{name}:{value}"))
-                except UsageError as exc:
-                    raise UsageError(f"{where}: {exc}") from None
+        headers = _entry_headers(entry, where)
         if not headers:
             raise UsageError(f"{where}: no credentials (bearer_env, header_env, headers)")
         names = [n.lower() for n, _ in headers]
@@ -555,6 +561,16 @@ def _store(ledger: Any, lines: Sequence[str]) -> tuple[int, int, int]:
     return new, already, refused
 
 
+def _store_all(ledger: Any, lines: list[str]) -> tuple[str, int]:
+    """``--store``: the records stored, and what the summary says of them."""
+    with ledger:
+        new, already, refused = _store(ledger, lines)
+    stored = f"stored {new} record(s)"
+    stored += f", {already} already there" if already else ""
+    stored += f", {refused} refused" if refused else ""
+    return stored, refused
+
+
 def _verify_many(args: argparse.Namespace) -> int:
     import shutil
 
@@ -607,17 +623,10 @@ def _verify_many(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     lines = [line for line, _document in documents]
     documents = [document for _line, document in documents]
-    stored = None
-    refused = 0
-    if ledger is not None:
-        with ledger:
-            new, already, refused = _store(ledger, lines)
-        stored = (f"stored {new} record(s)"
-                  + (f", {already} already there" if already else "")
-                  + (f", {refused} refused" if refused else ""))  # fmt: skip
+    stored, refused = _store_all(ledger, lines) if ledger is not None else (None, 0)
     width = shutil.get_terminal_size((100, 24)).columns
-    sys.stderr.write(_summary(urls, documents, elapsed, every=args.all, stored=stored,
-                              width=width))  # fmt: skip
+    summary = _summary(urls, documents, elapsed, every=args.all, stored=stored, width=width)
+    sys.stderr.write(summary)
     if refused:
         return EXIT_USAGE
     outcomes = {str(d["outcome"]) for d in documents}

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .._moved import moved_name
 from ..errors import InterviewError
 from ..ijson import loads
 from ..jcs import canonicalize
@@ -35,8 +36,12 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
+def __getattr__(name: str) -> object:  # a name of 0.6 renamed here (D-CORE-34)
+    return moved_name(__name__, name)
+
+
 @dataclass(frozen=True, slots=True)
-class Exchange:
+class RecordedExchange:
     """One request and the response it got (text, the origin as ``{origin}``)."""
 
     method: str
@@ -84,13 +89,13 @@ def kept(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple((n.lower(), v) for n, v in headers if n.lower() in KEPT_RESPONSE)
 
 
-def vector_json(name: str, description: str, exchanges: Iterable[Exchange],
+def vector_json(name: str, description: str, exchanges: Iterable[RecordedExchange],
                 expected: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     return {"format": FORMAT, "draft": DRAFT, "name": name, "description": description,
             "exchanges": [e.to_json() for e in exchanges], "expected": expected}  # fmt: skip
 
 
-def read(data: bytes) -> tuple[list[Exchange], dict[str, Any]]:
+def read(data: bytes) -> tuple[list[RecordedExchange], dict[str, Any]]:
     """A verifier vector's exchanges and expected verdict. Raises ``ValueError``."""
     try:
         doc = loads(data)
@@ -100,7 +105,7 @@ def read(data: bytes) -> tuple[list[Exchange], dict[str, Any]]:
         raise ValueError(f"not a {FORMAT} file")
     try:
         exchanges = [
-            Exchange(e["request"]["method"], e["request"]["target"],
+            RecordedExchange(e["request"]["method"], e["request"]["target"],
                      tuple((n, v) for n, v in e["request"]["headers"]), e["request"]["body"],
                      e["response"]["status"],
                      tuple((n, v) for n, v in e["response"]["headers"]),
@@ -116,9 +121,9 @@ def read(data: bytes) -> tuple[list[Exchange], dict[str, Any]]:
 class Replay:
     """An ASGI app serving recorded exchanges at ``origin``."""
 
-    def __init__(self, exchanges: Iterable[Exchange], origin: str) -> None:
+    def __init__(self, exchanges: Iterable[RecordedExchange], origin: str) -> None:
         self.origin = origin.rstrip("/")
-        self.queues: dict[tuple[Any, ...], list[Exchange]] = {}
+        self.queues: dict[tuple[Any, ...], list[RecordedExchange]] = {}
         self.asked: dict[tuple[Any, ...], int] = {}
         for e in exchanges:
             k = key(e.method, self._here(e.target), e.headers, self._here(e.body))

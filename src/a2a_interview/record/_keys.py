@@ -31,7 +31,7 @@ from ..errors import CanonicalizationError, IngressError, KeyFormatError
 from ..ijson import loads
 from ..jcs import canonicalize, digest_bytes, is_digest
 from ..spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
-from ..terms import signing_bytes, verify_uncommitted
+from ..terms import proposal_signing_bytes, verify_uncommitted
 from ._sanity import member_at
 
 __all__ = [
@@ -132,7 +132,7 @@ def committed_signers(
         document = loads(body, max_bytes=max_bytes, max_depth=MAX_DEPTH)
         if not isinstance(document, dict) or digest_bytes(canonicalize(document)) != digest:
             return ()
-        signed = signing_bytes(document)
+        signed = proposal_signing_bytes(document)
     except (IngressError, CanonicalizationError):
         return ()
     items = document.get("signatures")

@@ -204,8 +204,7 @@ class Credentials:
         if not pairs:
             return cls()
         kind: CredentialKind = "header"
-        scheme = next((v.split(" ", 1)[0].lower() for n, v in pairs if n == "authorization"),
-                      None)  # fmt: skip
+        scheme = next((v.split(" ", 1)[0].lower() for n, v in pairs if n == "authorization"), None)
         if scheme is not None:
             kind = scheme if scheme in ("bearer", "basic") else "authorization"  # type: ignore[assignment]
         return cls(kind, names, tuple(sorted(set(origins))))
@@ -252,8 +251,12 @@ class ProposalRecord:
     signer: str | None = None
 
     def to_json(self) -> JSONObject:
-        return {"url": self.url, "digest": self.digest, "result": self.result,
-                "signer": self.signer}  # fmt: skip
+        return {
+            "url": self.url,
+            "digest": self.digest,
+            "result": self.result,
+            "signer": self.signer,
+        }
 
 
 @dataclass(frozen=True, slots=True)

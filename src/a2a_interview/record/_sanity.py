@@ -152,6 +152,23 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
     """
     if now.tzinfo is None:
         raise ValueError("a naive datetime has no zone")
+    insane = _times_insane(record, now)
+    if insane is not None:
+        return insane
+    agent_url = member_at(record, "agent", "url")
+    card_url = member_at(record, "agent", "card_url")
+    # PROFILE §8 lists agent.card_url, not agent.url: a record without the latter is sane.
+    agent_host = _host(agent_url) if agent_url is not None else None
+    card_host = _host(card_url) if card_url is not None else None
+    if agent_host is False or card_host is False:
+        return Insane("url_scheme", "the agent's URL is not an http or https URL")
+    insane = _agent_urls_insane((agent_url, card_url))
+    if insane is not None:
+        return insane
+    return _runs_insane(record, card_host or agent_host)
+
+
+def _times_insane(record: Mapping[str, Any], now: datetime) -> Insane | None:
     started = parse_rfc3339(record.get("started_at"))
     finished = parse_rfc3339(record.get("finished_at"))
     if started is None or finished is None:
@@ -160,14 +177,11 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
         return Insane("finished_before_started", "finished_at is earlier than started_at")
     if finished > now + CLOCK_SKEW:
         return Insane("from_the_future", "finished_at is later than the reader's clock")
-    agent_url = member_at(record, "agent", "url")
-    card_url = member_at(record, "agent", "card_url")
-    # PROFILE §8 lists agent.card_url, not agent.url: a record without the latter is sane.
-    agent_host = _host(agent_url) if agent_url is not None else None
-    card_host = _host(card_url) if card_url is not None else None
-    if agent_host is False or card_host is False:
-        return Insane("url_scheme", "the agent's URL is not an http or https URL")
-    for url in (agent_url, card_url):
+    return None
+
+
+def _agent_urls_insane(urls: tuple[Any, Any]) -> Insane | None:
+    for url in urls:
         if url is None:
             continue
         if has_userinfo(url):
@@ -176,6 +190,11 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
             normalize_url(url)
         except URLRefused:
             return Insane("url_scheme", "the agent's URL is not an http or https URL")
+    return None
+
+
+def _runs_insane(record: Mapping[str, Any], home: str | None) -> Insane | None:
+    """The URLs of the runs' proposals, then of their calls, each at the agent ``home``."""
     calls: list[Any] = []
     proposals: list[Any] = []
     runs = record.get("runs")
@@ -189,7 +208,6 @@ def record_sanity(record: Mapping[str, Any], now: datetime) -> Insane | None:
             return Insane("url_scheme", "a proposal URL is not an http or https URL")
         if url is not None and has_userinfo(url):
             return Insane("url_userinfo", "a proposal URL carries userinfo (user@host)")
-    home = card_host or agent_host
     for call in calls:
         host = _host(member_at(call, "interface"))
         if host is False:

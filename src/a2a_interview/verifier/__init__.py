@@ -3,7 +3,8 @@
 A driver family around the pure checks (``a2a_interview.checks``) and the record
 (``a2a_interview.record``): ``client`` moves bytes with bounds (its parts ``failures``,
 ``urls``, ``addresses``, ``bodies``; ``wire`` its own exchanges), ``procedure`` runs the
-draft's §8 procedure (its steps ``run``, ``cards``, ``signatures``, ``proposals``,
+draft's §8 procedure (its options and a run's state in ``state``; its steps ``cards``,
+``signatures``, ``proposals``, ``choosing`` the interfaces, ``interviewing`` each one,
 ``questions``, ``calls``), ``asking`` asks one question once. Needs the ``client``
 extra (``pip install 'a2a-interview[client]'``).
 """
@@ -21,7 +22,7 @@ from .asking import (
 )
 from .failures import TransportFailure
 from .procedure import failed_record, verify
-from .run import VerifyOptions
+from .state import VerifyOptions
 
 __all__ = [
     "AskResult",

@@ -21,7 +21,7 @@ from ..errors import InterviewError
 from .calls import Calls
 from .client import ClientOptions, Interviewer
 from .failures import DeadlineExceeded, TransportFailure
-from .run import DEFAULT_DEADLINE, Abandoned, RunState, Stop
+from .state import DEFAULT_DEADLINE, Abandoned, RunState, Stop
 from .urls import card_url_for
 
 __all__ = [
@@ -134,9 +134,13 @@ async def ask(
     seconds = math.inf if deadline is None else deadline
     with anyio.move_on_after(seconds) as scope:
         return await _ask(
-            url, question, skill, options, (transport, http),
+            url,
+            question,
+            skill,
+            options,
+            (transport, http),
             deadline=anyio.current_time() + seconds,
-        )  # fmt: skip
+        )
     assert scope.cancelled_caught
     raise DeadlineExceeded
 

@@ -5,7 +5,7 @@ A call is built for the interface's binding (a JSON-RPC envelope, or PROFILE §3
 (:func:`version_for`) and, when activated, the extension's header; it is recorded in the
 run's account before it is judged. A transport failure is tried again until it is the
 third in a row on that interface; three transport failures or answers not of the
-interface's binding in a row abandon it for the run (:class:`~.run.Abandoned`).
+interface's binding in a row abandon it for the run (:class:`~.state.Abandoned`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..spec import (
 )
 from .client import ClientOptions, Interviewer, Response
 from .failures import BodyTooLarge, ConnectFailed, EncodingRefused, TimedOut, without_credentials
-from .run import Abandoned, RunState, Stop, auth_required
+from .state import Abandoned, RunState, Stop, auth_required
 
 __all__ = ["A2A_VERSION", "Calls", "version_for"]
 
@@ -92,15 +92,8 @@ class Calls:
         params: JSONObject | None = {"skill": skill} if skill is not None else None
         if not activated and interface.binding is Binding.JSONRPC:
             params = {}  # PROFILE §7: the inactive probe is a well-formed call, "params": {}
-        headers = [("Accept", "application/json")]
-        version = version_for(interface)
-        if version is not None:  # none for 0.3: an empty version means 0.3
-            headers.append((VERSION_HEADER, version))
-        if activated:
-            headers.append((EXTENSIONS_HEADER, INTERVIEW_URI))
-            if interface.legacy:
-                headers.append((LEGACY_EXTENSIONS_HEADER, INTERVIEW_URI))
-        response: Response
+        headers = _headers(interface, activated=activated)
+        body: bytes | None = None
         if interface.binding is Binding.JSONRPC:
             if request_id is None:
                 request_id = self.next_id()
@@ -108,25 +101,32 @@ class Calls:
             if params is not None:
                 envelope["params"] = params
             headers.append(("Content-Type", "application/json"))
-            body: bytes | None = canonicalize(envelope)
+            body = canonicalize(envelope)
             target = interface.url
         else:
             # PROFILE §3b: GET {url}/interview/{question}[?skill=...]
             target = interface.url.rstrip("/") + "/interview/" + quote(question, safe="")
             if skill is not None:
                 target += "?skill=" + quote(skill, safe="")
-            body = None
         response = await self._send(interface, target, body, headers)
         state.calls.append(
-            CallRecord(interface.url, str(interface.binding), method, params, activated,
-                       response.status, digest_bytes(response.body))
-        )  # fmt: skip
+            CallRecord(
+                interface.url,
+                str(interface.binding),
+                method,
+                params,
+                activated,
+                response.status,
+                digest_bytes(response.body),
+            )
+        )
         if response.status in (401, 403):
             sent = self.session.sends_credentials(response.url)
             raise auth_required(state.card, self.client, response.url, sent=sent)
         if response.status in (502, 503, 504):
-            raise Stop(Incomplete("agent_unavailable", "the agent answered 502, 503 or 504",
-                                   url=without_credentials(target)))  # fmt: skip
+            where = without_credentials(target)
+            detail = "the agent answered 502, 503 or 504"
+            raise Stop(Incomplete("agent_unavailable", detail, url=where))
         exchange = Exchange(response.status, response.headers, response.body)
         if same_as is not None and (same_as[0].status, same_as[0].body) == (
             exchange.status,
@@ -135,8 +135,14 @@ class Calls:
             read = same_as[1]
         else:
             read = read_result(exchange, interface.binding, request_id)
-        # PROFILE §7: answers that are not of the interface's binding, three in a row,
-        # abandon it (the REST inactive probe's expected answer is the host's own 404).
+        self._count(interface, exchange, read, activated=activated)
+        return exchange, read
+
+    def _count(
+        self, interface: Interface, exchange: Exchange, read: ResultRead, *, activated: bool
+    ) -> None:
+        """PROFILE §7: answers that are not of the interface's binding, three in a row,
+        abandon it (the REST inactive probe's expected answer is the host's own 404)."""
         expected_404 = not activated and interface.binding is Binding.HTTP_JSON
         if is_binding_answer(exchange, interface.binding, read):
             self._strikes[interface.url] = 0
@@ -145,7 +151,6 @@ class Calls:
             self._strikes[interface.url] = 0
         elif self._strike(interface):
             self._abandoned.add(interface.url)  # after this answer is judged
-        return exchange, read
 
     def _strike(self, interface: Interface) -> bool:
         """Count a failure; whether it is the third in a row on ``interface``."""
@@ -172,3 +177,17 @@ class Calls:
                 # abandoned at once (D-VERIFY-51), not after three tries.
                 if self._strike(interface) or exc.cause == "name":
                     raise Abandoned(exc) from None
+
+
+def _headers(interface: Interface, *, activated: bool) -> list[tuple[str, str]]:
+    """A call's headers: its binding's ``A2A-Version`` and, activated, the interview's
+    URI (under the legacy name too for a 0.3 interface)."""
+    headers = [("Accept", "application/json")]
+    version = version_for(interface)
+    if version is not None:  # none for 0.3: an empty version means 0.3
+        headers.append((VERSION_HEADER, version))
+    if activated:
+        headers.append((EXTENSIONS_HEADER, INTERVIEW_URI))
+        if interface.legacy:
+            headers.append((LEGACY_EXTENSIONS_HEADER, INTERVIEW_URI))
+    return headers

@@ -20,8 +20,8 @@ from .calls import version_for
 from .client import Interviewer
 from .failures import without_credentials
 from .proposals import verify_terms
-from .run import RunState, Stop, Variant, VerifyOptions, auth_required, off_loop, progress
 from .signatures import card_signature
+from .state import RunState, Stop, Variant, VerifyOptions, auth_required, off_loop, progress
 from .urls import card_url_for
 
 __all__ = ["card_variant", "fetch_card"]
@@ -33,7 +33,7 @@ async def fetch_card(
     """The card for what the user named (``url``, its base URL or card URL), read
     strictly: the card, its digest, and the URL it was served at (redirects followed,
     kept in ``state.card_url`` as they are). A 401/403, a status other than 200 or a
-    card that is not a strict I-JSON object ends the run (:class:`~.run.Stop`)."""
+    card that is not a strict I-JSON object ends the run (:class:`~.state.Stop`)."""
     card_url = card_url_for(url)
     state.card_url = card_url
     response = await session.get(card_url, (("Accept", "application/json"),))
@@ -42,8 +42,13 @@ async def fetch_card(
         sent = session.sends_credentials(response.url)
         raise auth_required(None, options.client, response.url, sent=sent)
     if response.status != 200:
-        raise Stop(Incomplete("card_status", "the card URL did not answer 200",
-                               url=without_credentials(response.url)))  # fmt: skip
+        raise Stop(
+            Incomplete(
+                "card_status",
+                "the card URL did not answer 200",
+                url=without_credentials(response.url),
+            )
+        )
     try:
         card = await off_loop(read_card, response.body, max_bytes=options.client.max_bytes)
     except (IngressError, DeclarationError) as exc:
@@ -80,11 +85,15 @@ async def card_variant(
             card = None
     if card is None:
         state.advisories.append(
-            Advisory("card_variants", "variant_unreadable", value=version,
-                     detail="the card asked for with this A2A-Version did not answer 200 "
-                     "with a strict I-JSON object; its interfaces were judged against "
-                     "the default card")
-        )  # fmt: skip
+            Advisory(
+                "card_variants",
+                "variant_unreadable",
+                value=version,
+                detail="the card asked for with this A2A-Version did not answer 200 "
+                "with a strict I-JSON object; its interfaces were judged against "
+                "the default card",
+            )
+        )
         state.variants[version] = default
         return default
     card_digest = await off_loop(digest, card)
@@ -102,12 +111,15 @@ async def card_variant(
         # PROFILE §7: variants that differ in more than their signatures are an
         # advisory, never a conflict.
         state.advisories.append(
-            Advisory("card_variants", "variants_differ",
-                     value={"version": version, "card_digest": card_digest},
-                     detail="the card served under this A2A-Version differs from the "
-                     "default card in more than its signatures; the answers on its "
-                     "interfaces were diffed against it")
-        )  # fmt: skip
+            Advisory(
+                "card_variants",
+                "variants_differ",
+                value={"version": version, "card_digest": card_digest},
+                detail="the card served under this A2A-Version differs from the "
+                "default card in more than its signatures; the answers on its "
+                "interfaces were diffed against it",
+            )
+        )
     variant = Variant(version, card, card_digest, declared)
     state.variants[version] = variant
     return variant

@@ -28,7 +28,7 @@ from ..spec import VERSION_HEADER
 from .calls import version_for
 from .client import Interviewer
 from .failures import BudgetSpent, TransportFailure, without_credentials
-from .run import RunState, VerifyOptions, off_loop, progress
+from .state import RunState, VerifyOptions, off_loop, progress
 
 __all__ = ["extended_card", "offers_extended_card"]
 
@@ -139,8 +139,12 @@ async def extended_card(
     beyond = [s for s in dict.fromkeys(_skill_ids(got)) if s not in public]
     if beyond:
         state.advisories.append(
-            Advisory("extended_card", "extended_skills", value=beyond[:64],
-                     detail="skills the extended card declares beyond the public card's: "
-                     "not interviewed (the interview is diffed against the public card), "
-                     "never a conflict")
-        )  # fmt: skip
+            Advisory(
+                "extended_card",
+                "extended_skills",
+                value=beyond[:64],
+                detail="skills the extended card declares beyond the public card's: "
+                "not interviewed (the interview is diffed against the public card), "
+                "never a conflict",
+            )
+        )

@@ -47,7 +47,7 @@ from typing import Any, Final
 from ..ijson import JSONObject
 from ..pace import CAP, START, Pace, Window
 from .failures import InsecureURL
-from .run import VerifyOptions
+from .state import VerifyOptions
 from .urls import origin
 
 Origin = tuple[str, str, int]

@@ -9,8 +9,10 @@ a :class:`~a2a_interview.record.ResultRecord`. The judging is done by the pure
 functions of ``checks``; the procedure only moves bytes and keeps the account. Its
 steps are modules of their own: :mod:`.cards` (the card and its variants),
 :mod:`.signatures` (the card signature and its keys), :mod:`.proposals` (the terms
-entries), :mod:`.questions` (what each interface is asked), :mod:`.calls` (one call),
-:mod:`.run` (one run's options, account and bounds). :func:`ask` asks one question once.
+entries), :mod:`.choosing` (which interfaces are interviewed), :mod:`.interviewing`
+(interviewing each, comparing their answers), :mod:`.questions` (what one interface is
+asked), :mod:`.calls` (one call), :mod:`.state` (the options, one run's account and
+bounds). :func:`ask` asks one question once.
 
 Outcomes (PROFILE §7): ``consistent``, ``churn``, ``non_conformant``, ``not_offered``,
 ``unreachable``. ``verify`` never raises for anything a peer does: transport failures,
@@ -24,8 +26,8 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -33,48 +35,28 @@ from .._moved import moved_name
 from ..checks import (
     Advisory,
     Check,
-    Conflict,
-    Interface,
     Outcome,
-    Where,
     check_declaration,
-    check_interfaces_agree,
     derive_outcome,
-    find_interfaces,
     overall_statuses,
 )
 from ..declarations import interview_entry
 from ..errors import InterviewError
+from ..ijson import JSONObject
 from ..jcs import canonicalize
-from ..models import Source
 from ..record import Credentials, Incomplete, RanBy, ResultRecord, agent_key_ids, card_name, rfc3339
-from ..spec import FAILURES_IN_A_ROW, MAX_INTERFACES
 from .calls import Calls
-from .cards import card_variant, fetch_card
+from .cards import fetch_card
+from .choosing import chosen_interfaces, usable_interfaces
 from .client import ClientOptions, Interviewer
 from .extended import extended_card
-from .failures import (
-    AddressRefused,
-    InsecureURL,
-    NotItsBinding,
-    TransportFailure,
-    without_credentials,
-)
+from .failures import InsecureURL, TransportFailure, without_credentials
+from .interviewing import Interviews
 from .proposals import verify_terms
-from .questions import interview
-from .run import (
-    Abandoned,
-    RunState,
-    Stop,
-    Variant,
-    VerifyOptions,
-    bounded,
-    progress,
-    transport_incomplete,
-)
-from .sampling import Sampler, in_turn
+from .sampling import Sampler
 from .signatures import card_signature
-from .urls import check_url, origin_text
+from .state import RunState, Stop, Variant, VerifyOptions, progress, transport_incomplete
+from .urls import origin_text
 
 __all__ = [
     "failed_record",
@@ -87,7 +69,7 @@ def __getattr__(name: str) -> object:  # what 0.6 passed on from here (D-CORE-23
 
 
 class _Procedure:
-    """The steps of one run, over one interviewer session."""
+    """The runs of one procedure, over one interviewer session."""
 
     def __init__(self, session: Interviewer, url: str, options: VerifyOptions) -> None:
         self.session = session
@@ -103,11 +85,15 @@ class _Procedure:
         progress(self.options, stage)
 
     async def run(self, state: RunState) -> None:
+        """One run, its account kept in ``state`` however it ends (never raises for
+        anything the agent does)."""
         budget = self.options.max_requests
         self.session.budget = None if budget is None else self.session.sent + budget
         self.calls.new_run()
         try:
-            await self._steps(state)
+            card = await self._read_card(state)
+            if card is not None:
+                await self._interview_interfaces(card, state)
         except Stop as stop:
             state.incomplete = stop.incomplete
         except TransportFailure as exc:
@@ -120,7 +106,9 @@ class _Procedure:
         if state.incomplete is not None and state.card is None:
             state.failed.add(Check.card_fetch)
 
-    async def _steps(self, state: RunState) -> None:
+    async def _read_card(self, state: RunState) -> JSONObject | None:
+        """The card, its signature, its declaration and its terms entries: the card if
+        the run goes on to its interfaces, else ``None`` (not offered, terms unusable)."""
         self._progress("card")
         card, card_digest, served_at = await fetch_card(self.session, self.options, self.url, state)
         state.card, state.card_digest = card, card_digest
@@ -133,147 +121,34 @@ class _Procedure:
         )
         if not offered:
             state.not_offered = True  # absence states nothing (interview §9 rule 2)
-            return
+            return None
         state.performed.add(Check.declaration)
         state.add(check_declaration(card))
 
         self._progress("terms")
         declared = await verify_terms(self.session, self.options, card, state)
         if declared is None:
-            return
+            return None
         state.variants[""] = Variant(None, card, card_digest, declared)
+        return card
 
-        interfaces, skipped = find_interfaces(card)
-        state.advisories += skipped
-        usable = []
-        refused = False
-        for interface in interfaces:
-            try:
-                check_url(interface.url)
-                if self.session.refuses(interface.url):
-                    refused = True  # never contacted: an open port looks like a closed one
-                    state.advisories.append(_address_refused(interface))
-                    continue
-            except InsecureURL:
-                state.advisories.append(
-                    Advisory(
-                        "interface",
-                        "insecure_url",
-                        source=Source("card", interface.member),
-                        detail="not interviewed: neither HTTPS nor loopback HTTP",
-                    )
-                )
-                continue
-            usable.append(interface)
-        if not interfaces:
-            # PROFILE §7: non_conformant at once, without a re-run: nothing was asked.
-            conflict = Conflict(Check.declaration, "no_interface", source=Source("card", ""),
-                                detail="the card declares the interview but no JSONRPC or "
-                                "HTTP+JSON interface to ask it on (gRPC only)")  # fmt: skip
-            state.add([conflict])
-            state.decided = frozenset({conflict.key})
+    async def _interview_interfaces(self, card: JSONObject, state: RunState) -> None:
+        """Choose the card's interfaces (:mod:`.choosing`), fetch its extended card, and
+        interview each chosen one (:mod:`.interviewing`)."""
+        usable = usable_interfaces(self.session, card, state)
+        if usable is None:
             return
-        if not usable:
-            raise AddressRefused if refused else InsecureURL
         await extended_card(
             self.session, self.options, card, usable, state, request_id=self.calls.next_id()
         )
-        limit = min(self.options.max_interfaces or MAX_INTERFACES, MAX_INTERFACES)
         asked = state.asked = self.sampler.new_run()
-        if self.sampler.thorough:
-            usable = bounded(usable, limit, "interfaces_not_asked", state)
-        else:  # D-VERIFY-63: each binding on one interface, the others only in its stead
-            bindings = self.sampler.interfaces(usable, asked)
-            usable = in_turn(bounded(bindings, limit, "interfaces_not_asked", state))[:limit]
-
-        # Answers are compared across the interfaces that share a card variant; thorough,
-        # the first interface of a variant is asked every question twice (determinism), the
-        # others once, their bytes compared with the first's (the same check: PROFILE §7,
-        # docs/decisions.md D-CLI-8, "Defaults that fit"). Sampled, every interface asks
-        # each question once and the sampler's drawn asks twice (D-VERIFY-72).
-        answers: dict[tuple[str, str, str | None], tuple[str, bytes]] = {}
-        asked_twice: set[str] = set()
-        interviewed = 0
-        failure: TransportFailure | None = None
-        unresolved: dict[str, list[str]] = {}  # host: the members of its interfaces
-        for interface in usable:
-            if asked.covers(interface):
-                # Sampled: its binding was interviewed on another interface. Its card
-                # variant is still fetched and checked (PROFILE §7): no question asked.
-                await card_variant(self.session, self.options, interface, state)
-                continue
-            self._progress(f"interface {interface.binding}")
-            variant = await card_variant(self.session, self.options, interface, state)
-            before = (set(state.performed), dict(state.conflicts), len(state.advisories))
-            try:
-                got = await interview(
-                    self.calls, interface, variant.declared, state,
-                    max_skills=self.options.max_skills, twice=variant.digest not in asked_twice,
-                    sampler=self.sampler,
-                )  # fmt: skip
-            except AddressRefused:
-                # A name judged at the connection is skipped as a literal is on sight
-                # above: only when every interface is refused does the run end so.
-                state.advisories.append(_address_refused(interface))
-                continue
-            except Abandoned as abandoned:
-                failure = abandoned.failure or failure
-                if abandoned.failure is None and interface.url not in self.calls.answered:
-                    # Never an answer of its binding (an HTML page): judged as that page
-                    # at the card URL is, unreachable, and no check passed on it.
-                    state.performed, state.conflicts = before[0], before[1]
-                    del state.advisories[before[2] :]
-                    failure = failure or NotItsBinding().at(interface.url)
-                    abandoned = Abandoned(failure)
-                if abandoned.failure is not None and abandoned.failure.cause == "name":
-                    host = urlsplit(interface.url).hostname or ""
-                    unresolved.setdefault(host, []).append(interface.member)
-                    continue  # said once per host, below
-                state.advisories.append(
-                    Advisory("interface", "abandoned", source=Source("card", interface.member),
-                             value=FAILURES_IN_A_ROW,
-                             detail="abandoned for the run: transport failures or answers "
-                             "that are not of its binding, in a row")
-                )  # fmt: skip
-                if abandoned.failure is None:
-                    interviewed += 1  # it answered, not in its binding: judged as it did
-                    asked.interviewed(interface)
-                continue
-            interviewed += 1
-            asked.interviewed(interface)
-            asked_twice.add(variant.digest)
-            for (question, skill), body in got.items():
-                first = answers.setdefault((variant.digest, question, skill), (interface.url, body))
-                if first[0] != interface.url:
-                    state.performed.add(Check.determinism)  # a second ask, on another
-                    where = Where(interface.url, question, skill)
-                    state.add(check_interfaces_agree(first, (interface.url, body), where))
-        for host, members in unresolved.items():
-            state.advisories.append(
-                Advisory("interface", "host_not_resolved",
-                         value={"host": host, "interfaces": members},
-                         detail="not interviewed: the host name of these interfaces did "
-                         "not resolve")
-            )  # fmt: skip
-        if not interviewed:
-            if failure is not None and failure.cause == "name" and unresolved:
-                # Said once, plainly: a card naming example URLs served locally, say.
-                raise Stop(Incomplete("connect_failed", _UNRESOLVED, url=failure.url, cause="name"))
-            if failure is not None:
-                raise failure  # every interface failed at the transport: unreachable
-            raise AddressRefused
-
-
-_UNRESOLVED = (
-    "the host name the card's interface URLs name did not resolve, so no interface "
-    "could be asked (a card with example URLs served locally: its interface URLs must "
-    "name where it is served)"
-)
-
-
-def _address_refused(interface: Interface) -> Advisory:
-    return Advisory("interface", "address_refused", source=Source("card", interface.member),
-                    detail="not interviewed: the address is not public")  # fmt: skip
+        chosen = chosen_interfaces(usable, self.sampler, asked, self.options.max_interfaces, state)
+        interviews = Interviews(
+            self.session, self.options, self.calls, sampler=self.sampler, asked=asked, state=state
+        )
+        for interface in chosen:
+            await interviews.one(interface)
+        interviews.end()
 
 
 def _outcome(runs: list[RunState]) -> tuple[Outcome, frozenset[tuple[object, ...]]]:
@@ -336,49 +211,88 @@ async def verify(
 
         private_key(opts.runner_seed)  # the caller's mistake surfaces before any I/O
     started = opts.clock()
-    runs: list[RunState] = []
     session = Interviewer(opts.client, credential_origin=url, http=http, transport=transport)
     async with session:
         procedure = _Procedure(session, url, opts)
-        timeout = opts.total_timeout if opts.total_timeout is not None else math.inf
-        session.deadline = anyio.current_time() + timeout  # 429 waits end within it
-        with anyio.move_on_after(timeout) as scope:
+        runs = await _runs(procedure)
+    procedure._progress("done")
+    record = _record(url, opts, started, runs, session)
+    if opts.runner_seed is not None:
+        return record.signed(opts.runner_seed)
+    return record
+
+
+async def _runs(procedure: _Procedure) -> list[RunState]:
+    """The first run, and the re-run after ``churn_delay`` when it found a conflict it
+    did not decide at once (interview §7 rule 3), within the deadline."""
+    opts, session = procedure.options, procedure.session
+    runs: list[RunState] = []
+    timeout = opts.total_timeout if opts.total_timeout is not None else math.inf
+    session.deadline = anyio.current_time() + timeout  # 429 waits end within it
+    with anyio.move_on_after(timeout) as scope:
+        runs.append(RunState())
+        await procedure.run(runs[-1])
+        if runs[-1].complete and runs[-1].conflicts and not runs[-1].decided:
+            procedure._progress("re-run")  # interview §7 rule 3: re-fetch and re-ask
+            await anyio.sleep(opts.churn_delay)
             runs.append(RunState())
             await procedure.run(runs[-1])
-            if runs[-1].complete and runs[-1].conflicts and not runs[-1].decided:
-                procedure._progress("re-run")  # interview §7 rule 3: re-fetch and re-ask
-                await anyio.sleep(opts.churn_delay)
-                runs.append(RunState())
-                await procedure.run(runs[-1])
-        if scope.cancelled_caught:
-            runs[-1].incomplete = Incomplete(
-                "deadline", "the procedure did not finish within the deadline"
-            )
-    procedure._progress("done")
+    if scope.cancelled_caught:
+        runs[-1].incomplete = Incomplete(
+            "deadline", "the procedure did not finish within the deadline"
+        )
+    return runs
 
+
+def _transport_advisories(session: Interviewer) -> list[Advisory]:
+    """What the session saw of the transport: loopback HTTP, addresses refused, 429s."""
+    advisories = [
+        Advisory(
+            "transport",
+            "loopback_http",
+            value=o,
+            detail="plain HTTP was used, tolerated for loopback only",
+        )
+        for o in sorted(session.loopback_origins)
+    ]
+    advisories += [
+        Advisory(
+            "transport",
+            "address_refused",
+            value=o,
+            detail="not contacted: the address is not public",
+        )
+        for o in sorted(session.refused_origins)
+    ]
+    if session.rate_limited:
+        waited = {"waits": session.rate_limited, "seconds": round(session.waited, 3)}
+        advisories.append(
+            Advisory(
+                "transport",
+                "rate_limited",
+                value=waited,
+                detail="429 Too Many Requests was waited out; never counted",
+            )
+        )
+    return advisories
+
+
+def _record(
+    url: str,
+    opts: VerifyOptions,
+    started: datetime,
+    runs: list[RunState],
+    session: Interviewer,
+) -> ResultRecord:
+    """The (unsigned) record of the runs: the outcome, each run, and the headline taken
+    from the last run that read the card."""
     outcome, persistent = _outcome(runs)
     done = [r.to_run() for r in runs]
     persistent_checks = {c.check for c in done[-1].conflicts if c.key in persistent}
     read = [r for r in runs if r.card is not None]
     last = read[-1] if read else runs[-1]
-    advisories = [a for r in runs for a in r.advisories]
-    advisories += [
-        Advisory("transport", "loopback_http", value=o,
-                 detail="plain HTTP was used, tolerated for loopback only")
-        for o in sorted(session.loopback_origins)
-    ]  # fmt: skip
-    advisories += [
-        Advisory("transport", "address_refused", value=o,
-                 detail="not contacted: the address is not public")
-        for o in sorted(session.refused_origins)
-    ]  # fmt: skip
-    if session.rate_limited:
-        advisories.append(
-            Advisory("transport", "rate_limited",
-                     value={"waits": session.rate_limited, "seconds": round(session.waited, 3)},
-                     detail="429 Too Many Requests was waited out; never counted")
-        )  # fmt: skip
-    record = ResultRecord(
+    advisories = [a for r in runs for a in r.advisories] + _transport_advisories(session)
+    return ResultRecord(
         url=without_credentials(url),
         card_url=last.card_url and without_credentials(last.card_url),
         card_digest=last.card_digest,
@@ -400,9 +314,6 @@ async def verify(
         extended_card=last.extended_card,
         variant_signatures=tuple(sorted(last.variant_signatures.items())),
     )
-    if opts.runner_seed is not None:
-        return record.signed(opts.runner_seed)
-    return record
 
 
 def _credentials(client: ClientOptions) -> Credentials:

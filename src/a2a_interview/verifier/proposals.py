@@ -15,7 +15,7 @@ from ..models import Source
 from ..record import ProposalRecord, committed_signers, proposal_keys
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import Interviewer
-from .run import RunState, VerifyOptions, off_loop
+from .state import RunState, VerifyOptions, off_loop
 
 __all__ = ["verify_terms"]
 
@@ -51,22 +51,36 @@ async def verify_terms(
         signers = committed_signers(entry.digest, body, options.client.max_bytes)
         state.signed_keys += signers
         state.proposals.append(
-            ProposalRecord(entry.url, entry.digest, verdict.result,
-                           verdict.signer or (signers[0] if signers else None))
-        )  # fmt: skip
+            ProposalRecord(
+                entry.url,
+                entry.digest,
+                verdict.result,
+                verdict.signer or (signers[0] if signers else None),
+            )
+        )
         if not verdict.ok:
             # terms §3: a failing entry states no terms; a signal worth surfacing.
             state.advisories.append(
-                Advisory("terms", verdict.result, source=Source("card", entry.member),
-                         detail="the committed proposal failed verification")
-            )  # fmt: skip
+                Advisory(
+                    "terms",
+                    verdict.result,
+                    source=Source("card", entry.member),
+                    detail="the committed proposal failed verification",
+                )
+            )
     try:
         # The projections of a card near 1 MiB take a second: off the loop (PROFILE §7).
         declared: Declared = await off_loop(Declared.from_verdicts, card, pairs)
         return declared
     except DeclarationError:
-        state.add([
-            Conflict(Check.declaration, "card_unusable", source=Source("card", "/skills"),
-                     detail="the card's skills are not objects with string ids")
-        ])  # fmt: skip
+        state.add(
+            [
+                Conflict(
+                    Check.declaration,
+                    "card_unusable",
+                    source=Source("card", "/skills"),
+                    detail="the card's skills are not objects with string ids",
+                )
+            ]
+        )
         return None

@@ -30,10 +30,11 @@ from ..checks import (
     diff_answer,
     no_match_selector,
 )
+from ..models import Answer
 from ..spec import QUESTIONS
 from .calls import Calls
-from .run import RunState, bounded
 from .sampling import SELECTING, Sampler
+from .state import RunState, bounded
 
 __all__ = ["CLOSURE_METHOD", "interview"]
 
@@ -64,6 +65,33 @@ async def interview(
     state.add(conflicts)
     state.advisories += advisories
 
+    asked = state.asked if sampler is not None and not sampler.thorough else None
+    asks, again = _plan(
+        interface, declared, state, max_skills=max_skills, twice=twice, sampler=sampler
+    )
+    answers: dict[tuple[str, str | None], bytes] = {}
+    for question, skill in asks:
+        repeat = (question, skill) in again
+        body = await _ask(calls, interface, declared, state, (question, skill), repeat=repeat)
+        if repeat and asked is not None:
+            asked.twice.append((url, question, skill))
+        if body is not None:
+            answers[question, skill] = body
+    await _closure_probes(calls, interface, declared, state)
+    return answers
+
+
+def _plan(
+    interface: Interface,
+    declared: Declared,
+    state: RunState,
+    *,
+    max_skills: int | None,
+    twice: bool,
+    sampler: Sampler | None,
+) -> tuple[list[tuple[str, str | None]], set[tuple[str, str | None]]]:
+    """The asks in order (every question, then each selector question with each skill
+    id chosen), and those asked twice."""
     skills = list(dict.fromkeys(declared.interview.skill_ids))
     asked = state.asked if sampler is not None and not sampler.thorough else None
     if sampler is None or asked is None:
@@ -74,50 +102,72 @@ async def interview(
     asks: list[tuple[str, str | None]] = [(q, None) for q in QUESTIONS]
     asks += [(q, s) for s in skills for q in SELECTING if s in chosen[q]]
     if sampler is None or asked is None:
-        again = set(asks) if twice else set()
-    else:
-        again = sampler.again(interface, asks)
-    answers: dict[tuple[str, str | None], bytes] = {}
-    for question, skill in asks:
-        where = Where(url, question, skill)
-        repeat = (question, skill) in again
-        # Both asks carry the same JSON-RPC id, so identical answers are identical
-        # bodies and the second needs no reading of its own.
-        request_id = calls.next_id()
-        first_exchange, first = await calls.call(
-            state, interface, question, skill, request_id=request_id
-        )
-        exchanges = [first_exchange]
-        if repeat:
-            second_exchange, second = await calls.call(
-                state, interface, question, skill, request_id=request_id,
-                same_as=(first_exchange, first),
-            )  # fmt: skip
-            exchanges.append(second_exchange)
-            if asked is not None:
-                asked.twice.append((url, question, skill))
-        state.performed.update((Check.activation_echo, Check.answer_shape))
-        for exchange in exchanges:
-            state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
-        answer, shape = check_answer(first, where)
-        state.add(shape)
-        if repeat:
-            state.performed.add(Check.determinism)
-            state.add(check_determinism(first, second, where))
-        if first.canonical is not None:
-            answers[question, skill] = first.canonical
-        if answer is None:
-            continue
-        state.performed.update((Check.projection, Check.coverage))
-        state.add(diff_answer(answer, declared, where))
-        if question == "terms":
-            state.performed.add(Check.terms_declared)
-            terms = check_terms_declared(answer, declared, where)
-            state.add(terms)
-            if terms:
-                continue  # the coverage of a hidden or fabricated answer is noise
-        state.advisories += coverage(answer, declared, where)
+        return asks, (set(asks) if twice else set())
+    return asks, sampler.again(interface, asks)
 
+
+async def _ask(
+    calls: Calls,
+    interface: Interface,
+    declared: Declared,
+    state: RunState,
+    ask: tuple[str, str | None],
+    *,
+    repeat: bool,
+) -> bytes | None:
+    """One question asked (twice when ``repeat``) and its answer judged; its canonical
+    bytes, if it has any, for the comparison across interfaces."""
+    url = interface.url
+    question, skill = ask
+    where = Where(url, question, skill)
+    # Both asks carry the same JSON-RPC id, so identical answers are identical
+    # bodies and the second needs no reading of its own.
+    request_id = calls.next_id()
+    first_exchange, first = await calls.call(
+        state, interface, question, skill, request_id=request_id
+    )
+    exchanges = [first_exchange]
+    if repeat:
+        second_exchange, second = await calls.call(
+            state,
+            interface,
+            question,
+            skill,
+            request_id=request_id,
+            same_as=(first_exchange, first),
+        )
+        exchanges.append(second_exchange)
+    state.performed.update((Check.activation_echo, Check.answer_shape))
+    for exchange in exchanges:
+        state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
+    answer, shape = check_answer(first, where)
+    state.add(shape)
+    if repeat:
+        state.performed.add(Check.determinism)
+        state.add(check_determinism(first, second, where))
+    if answer is not None:
+        _judge(answer, declared, state, where)
+    return first.canonical
+
+
+def _judge(answer: Answer, declared: Declared, state: RunState, where: Where) -> None:
+    """An answer of the right shape against what the card declares."""
+    state.performed.update((Check.projection, Check.coverage))
+    state.add(diff_answer(answer, declared, where))
+    if where.question == "terms":
+        state.performed.add(Check.terms_declared)
+        terms = check_terms_declared(answer, declared, where)
+        state.add(terms)
+        if terms:
+            return  # the coverage of a hidden or fabricated answer is noise
+    state.advisories += coverage(answer, declared, where)
+
+
+async def _closure_probes(
+    calls: Calls, interface: Interface, declared: Declared, state: RunState
+) -> None:
+    """interview §8 step 4: an undefined method, and a selector that matches nothing."""
+    url = interface.url
     refusal = declared.interview.refusal
     exchange, read = await calls.call(state, interface, CLOSURE_METHOD, None)
     state.performed.add(Check.closure_method)
@@ -131,4 +181,3 @@ async def interview(
     state.add(check_echo(exchange, Where(url), legacy=interface.legacy))
     where = Where(url, "usage", selector)
     state.add(check_closure(read, refusal, Check.closure_selector, where))
-    return answers

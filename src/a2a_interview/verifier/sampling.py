@@ -52,9 +52,13 @@ SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each wi
 
 
 def repeat_probability(
-    bindings: int, skills: int, per_question: int = SELECTORS_PER_QUESTION, *,
-    selector: bool = False, every_binding: bool = False,
-) -> float:  # fmt: skip
+    bindings: int,
+    skills: int,
+    per_question: int = SELECTORS_PER_QUESTION,
+    *,
+    selector: bool = False,
+    every_binding: bool = False,
+) -> float:
     """The probability per sampled run that a given ask is made twice (D-VERIFY-72): a
     question without selector, or (``selector``) one selector question with one given
     skill id of the ``skills`` declared, on one given binding of ``bindings`` (on any

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import nkeys
-from ..card import import_public_jwk, jwks_from_json, verify_card
+from ..card import CardSignatureReport, import_public_jwk, jwks_from_json, verify_card
 from ..checks import Advisory, Check, check_card_signature
 from ..errors import KeyFormatError
 from ..ijson import JSONObject
@@ -22,7 +22,7 @@ from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from .client import Interviewer
 from .failures import InsecureURL
-from .run import RunState, VerifyOptions, off_loop
+from .state import RunState, VerifyOptions, off_loop
 from .urls import check_url, origin
 
 __all__ = ["card_signature"]
@@ -59,39 +59,27 @@ async def card_signature(
             keys[jku] = await _jwks(session, options, jku, card_url, state)
             state.agent_jwks += keys[jku]
         report = await off_loop(
-            verify_card, card, lambda _kid, jku: keys.get(jku, []) if jku else [],
-            readings=readings, stoppable=True,
-        )  # fmt: skip
+            verify_card,
+            card,
+            lambda _kid, jku: keys.get(jku, []) if jku else [],
+            readings=readings,
+            stoppable=True,
+        )
         source = "jku"
     state.signed_keys += verified_key_ids(report)
     conflicts, advisories = check_card_signature(
         report.status, require=options.require_signature, readings=readings
     )
     if not judged:
-        advisories += [Advisory(c.check, c.reason, source=c.source, detail=c.detail)
-                       for c in conflicts]  # fmt: skip
+        advisories += [
+            Advisory(c.check, c.reason, source=c.source, detail=c.detail) for c in conflicts
+        ]
         conflicts = []
     state.performed.add(Check.card_signature)
     state.add(conflicts)
     state.advisories += advisories
     verified = report.status == "verified"
-    # The report's signature is the one covering the most (cardsig.verify_card).
-    uncovered = min(
-        (c.uncovered for c in report.checks if c.status == "verified"), key=len, default=()
-    )
-    if uncovered:
-        # PROFILE §6.3: verified only with a2a-sdk's 0.3 members removed, so the
-        # signature does not cover them (the 0.3 url among them).
-        state.advisories.append(
-            Advisory("card_signature", "uncovered_members", value=list(uncovered),
-                     detail="the signature does not cover these served members")
-        )  # fmt: skip
-    for quirk in report.quirks:
-        # PROFILE §6.6: a tolerated header quirk is an advisory, never a silent pass.
-        state.advisories.append(
-            Advisory("card_signature", quirk,
-                     detail="a protected header member is null; read as absent")
-        )  # fmt: skip
+    state.advisories += _report_advisories(report)
     return CardSignature(
         str(report.status),
         report.reading,
@@ -100,6 +88,32 @@ async def card_signature(
         report.thumbprint,
         ("pinned" if source == "pinned" else "jku") if verified else None,
     )
+
+
+def _report_advisories(report: CardSignatureReport) -> list[Advisory]:
+    """What a signature report tolerated: members its signature does not cover
+    (PROFILE §6.3), header quirks read as absent (PROFILE §6.6)."""
+    advisories = []
+    # The report's signature is the one covering the most (card.verify_card).
+    uncovered = min(
+        (c.uncovered for c in report.checks if c.status == "verified"), key=len, default=()
+    )
+    if uncovered:
+        # PROFILE §6.3: verified only with a2a-sdk's 0.3 members removed, so the
+        # signature does not cover them (the 0.3 url among them).
+        advisories.append(
+            Advisory(
+                "card_signature",
+                "uncovered_members",
+                value=list(uncovered),
+                detail="the signature does not cover these served members",
+            )
+        )
+    for quirk in report.quirks:
+        # PROFILE §6.6: a tolerated header quirk is an advisory, never a silent pass.
+        detail = "a protected header member is null; read as absent"
+        advisories.append(Advisory("card_signature", quirk, detail=detail))
+    return advisories
 
 
 async def _runner_key(options: VerifyOptions, card: JSONObject, state: RunState) -> None:
@@ -148,9 +162,12 @@ async def _jwks(
         return []
     if not allowed:
         state.advisories.append(
-            Advisory("card_signature", "jku_refused",
-                     detail="the jku is not HTTPS (or loopback) on the card's origin")
-        )  # fmt: skip
+            Advisory(
+                "card_signature",
+                "jku_refused",
+                detail="the jku is not HTTPS (or loopback) on the card's origin",
+            )
+        )
         return []
     # A key kept away by 429s or an outage is only an advisory, unless a signature is
     # required: then the run cannot decide, and ends unreachable.
@@ -180,9 +197,13 @@ def _refused_keys(keys: list[Any], state: RunState) -> None:
             reasons.append(str(exc))
     if reasons:
         state.advisories.append(
-            Advisory("card_signature", "keys_refused", value=len(reasons),
-                     detail=f"keys of the JWK Set refused as unusable, the first: {reasons[0]}")
-        )  # fmt: skip
+            Advisory(
+                "card_signature",
+                "keys_refused",
+                value=len(reasons),
+                detail=f"keys of the JWK Set refused as unusable, the first: {reasons[0]}",
+            )
+        )
 
 
 def _tried(card: JSONObject, state: RunState) -> JSONObject:
@@ -192,10 +213,13 @@ def _tried(card: JSONObject, state: RunState) -> JSONObject:
     if not isinstance(items, list) or len(items) <= MAX_SIGNATURES_TRIED:
         return card
     state.advisories.append(
-        Advisory("card_signature", "signatures_not_tried",
-                 value=len(items) - MAX_SIGNATURES_TRIED,
-                 detail=f"only the first {MAX_SIGNATURES_TRIED} signatures were tried")
-    )  # fmt: skip
+        Advisory(
+            "card_signature",
+            "signatures_not_tried",
+            value=len(items) - MAX_SIGNATURES_TRIED,
+            detail=f"only the first {MAX_SIGNATURES_TRIED} signatures were tried",
+        )
+    )
     return {**card, "signatures": items[:MAX_SIGNATURES_TRIED]}
 
 
@@ -204,9 +228,13 @@ def _keys_tried(keys: list[Any], state: RunState) -> list[Any]:
     if len(keys) <= MAX_KEYS_TRIED:
         return keys
     state.advisories.append(
-        Advisory("card_signature", "keys_not_tried", value=len(keys) - MAX_KEYS_TRIED,
-                 detail=f"only the first {MAX_KEYS_TRIED} keys of a JWK Set were tried")
-    )  # fmt: skip
+        Advisory(
+            "card_signature",
+            "keys_not_tried",
+            value=len(keys) - MAX_KEYS_TRIED,
+            detail=f"only the first {MAX_KEYS_TRIED} keys of a JWK Set were tried",
+        )
+    )
     return keys[:MAX_KEYS_TRIED]
 
 

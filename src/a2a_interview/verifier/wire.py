@@ -44,8 +44,9 @@ from .. import __version__
 _USER_AGENT: Final = f"a2a-interview/{__version__}"
 _MAX_HEADER_BYTES: Final = 64 * 1024
 _MAX_IDLE_PER_ORIGIN: Final = 2
-_UNREACHABLE: Final = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EHOSTDOWN,
-                                 errno.ENETDOWN, errno.EADDRNOTAVAIL})  # fmt: skip
+_UNREACHABLE: Final = frozenset(
+    {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ENETDOWN, errno.EADDRNOTAVAIL}
+)
 
 
 class WireError(Exception):
@@ -252,8 +253,11 @@ def _request(
 ) -> bytes:
     names = {name.lower() for name, _ in headers}
     lines = [f"{method} {target} HTTP/1.1", f"Host: {netloc}"]
-    defaults = (("accept", "*/*"), ("accept-encoding", "gzip, deflate"),
-                ("user-agent", _USER_AGENT))  # fmt: skip
+    defaults = (
+        ("accept", "*/*"),
+        ("accept-encoding", "gzip, deflate"),
+        ("user-agent", _USER_AGENT),
+    )
     lines += [f"{name}: {value}" for name, value in defaults if name not in names]
     if userinfo is not None and "authorization" not in names:
         # as httpx does: a URL's user:password is sent as Basic credentials

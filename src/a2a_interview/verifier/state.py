@@ -1,4 +1,6 @@
-"""One run of the procedure: how it is asked to run, what it keeps, and how it ends early.
+"""The options of the procedure and the state of one run: not the run (:mod:`.procedure`).
+
+How the procedure is asked to run, what a run keeps, and how it ends early.
 
 :class:`VerifyOptions` is what the caller asks for; :class:`RunState` is one run's
 account, kept while it runs so that a run cut short (the deadline, a transport failure,
@@ -262,9 +264,13 @@ def bounded(items: list[Any], limit: int | None, reason: str, state: RunState) -
     if limit is None or len(items) <= limit:
         return items
     state.advisories.append(
-        Advisory("coverage", reason, value=len(items) - limit,
-                 detail=f"only the first {limit} of {len(items)} were asked")
-    )  # fmt: skip
+        Advisory(
+            "coverage",
+            reason,
+            value=len(items) - limit,
+            detail=f"only the first {limit} of {len(items)} were asked",
+        )
+    )
     return items[:limit]
 
 
