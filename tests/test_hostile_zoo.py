@@ -17,7 +17,6 @@ import json
 import random
 import sys
 import tracemalloc
-import types
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -46,6 +45,7 @@ from agents import (
     raw_server,
     sign,
 )
+from support import modes
 from support.servers import in_thread, serve, serve_many
 from support.verify import advised
 
@@ -129,23 +129,8 @@ SEEDS = (45, 63, 4, 6)
 MODE: dict[str, Any] = {"thorough": False, "seed": SEEDS[0]}
 
 
-def _draws(function: Any) -> bool:
-    """Whether a test calls ``verified`` (in its body, or a lambda or function in it)."""
-    codes = [function.__code__]
-    while codes:
-        code = codes.pop()
-        if "verified" in code.co_names:
-            return True
-        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return False
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """D-TEST-56: every test in each mode, sampled under each seed; a test that never
-    verifies under the seeded draw runs sampled once."""
-    seeds = SEEDS if _draws(metafunc.function) else SEEDS[:1]
-    modes = [*(f"sampled-{seed}" for seed in seeds), "thorough"]
-    metafunc.parametrize("mode", modes, indirect=True)
+    modes.parametrize(metafunc, SEEDS, "verified")  # D-TEST-56
 
 
 @pytest.fixture(autouse=True)
@@ -153,10 +138,7 @@ def mode(request: pytest.FixtureRequest) -> Iterator[str]:
     """docs/decisions.md D-TEST-45, D-TEST-56: each attack in both modes, the default
     (sampled, under several seeded draws) and thorough; none is confined to a selector,
     so each ends the same on every draw."""
-    MODE["thorough"] = request.param == "thorough"
-    MODE["seed"] = SEEDS[0] if MODE["thorough"] else int(request.param.split("-")[1])
-    yield request.param
-    MODE["thorough"], MODE["seed"] = False, SEEDS[0]
+    yield from modes.entered(request, MODE, SEEDS)
 
 
 async def verified(url: str, **options: Any) -> dict[str, Any]:

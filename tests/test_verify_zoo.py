@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +34,7 @@ from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
+from support import modes
 from support.servers import closed_port_url, serve
 from support.verify import advised, found
 
@@ -49,33 +49,15 @@ SEEDS = (63, 2, 4, 6)
 MODE: dict[str, Any] = {"thorough": False, "seed": SEEDS[0]}
 
 
-def _draws(function: Any) -> bool:
-    """Whether a test calls ``interview`` (in its body, or a lambda or function in it)."""
-    codes = [function.__code__]
-    while codes:
-        code = codes.pop()
-        if "interview" in code.co_names:
-            return True
-        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return False
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """D-TEST-56: every test in each mode, sampled under each seed; a test that never
-    verifies under the seeded draw runs sampled once."""
-    seeds = SEEDS if _draws(metafunc.function) else SEEDS[:1]
-    modes = [*(f"sampled-{seed}" for seed in seeds), "thorough"]
-    metafunc.parametrize("mode", modes, indirect=True)
+    modes.parametrize(metafunc, SEEDS, "interview")  # D-TEST-56
 
 
 @pytest.fixture(autouse=True)
 def mode(request: pytest.FixtureRequest) -> Iterator[str]:
     """D-TEST-45, D-TEST-56: each test in both modes, the default under several seeded
     draws; ``interview`` runs in the current one."""
-    MODE["thorough"] = request.param == "thorough"
-    MODE["seed"] = SEEDS[0] if MODE["thorough"] else int(request.param.split("-")[1])
-    yield request.param
-    MODE["thorough"], MODE["seed"] = False, SEEDS[0]
+    yield from modes.entered(request, MODE, SEEDS)
 
 
 async def interview(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
