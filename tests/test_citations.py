@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from needs import ROOT
+from support.profile import profile_sections
 
 # What is read: the project's own text, not what tools install beside it.
 FOLDERS = ("src", "tests", "docs", "bench", "examples", "conformance")
@@ -82,19 +83,7 @@ def _decisions() -> Counter[str]:
 
 
 def _profile_sections() -> set[str]:
-    """``"3"``, ``"3.9"``, ``"3b"``: every section and numbered item of docs/profile.md."""
-    found: set[str] = set()
-    section = None
-    for line in _read(Path("docs/profile.md")).splitlines():
-        head = re.match(r"## (\d+b?)\. ", line)
-        if head:
-            section = head.group(1)
-            found.add(section)
-            continue
-        item = re.match(r"(\d+)\. ", line)
-        if item and section:
-            found.add(f"{section}.{item.group(1)}")
-    return found
+    return profile_sections(_read(Path("docs/profile.md")))
 
 
 def _cited_profile(text: str) -> set[str]:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from needs import ROOT, binary, need
+from support.profile import profile_sections
 
 # Paths that lead out of the repository. The corpora folder is the one exception.
 OUTSIDE = [
@@ -58,19 +59,7 @@ def _texts(clone: Path) -> list[Path]:
 
 
 def _profile_sections(clone: Path) -> set[str]:
-    """``"3"``, ``"3.9"``, ``"3b"``: every section and numbered item of docs/profile.md."""
-    found: set[str] = set()
-    section = None
-    for line in (clone / "docs" / "profile.md").read_text().splitlines():
-        head = re.match(r"## (\d+b?)\. ", line)
-        if head:
-            section = head.group(1)
-            found.add(section)
-            continue
-        item = re.match(r"(\d+)\. ", line)
-        if item and section:
-            found.add(f"{section}.{item.group(1)}")
-    return found
+    return profile_sections((clone / "docs" / "profile.md").read_text())
 
 
 def _cited_profile(text: str) -> set[str]:
