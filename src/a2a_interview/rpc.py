@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 from .cardproto import spelling
+from .codings import ACCEPT_ENCODING, InflateTooLarge, Undecodable, codings, inflate
 from .errors import InterviewError
 from .ijson import loads
 from .jcs import canonicalize
@@ -151,44 +151,14 @@ def path_key(path: str | bytes | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def content_codings(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
-    """The request's ``Content-Encoding`` codings in order, lower-cased, every field
-    joined (RFC 9110 §8.4); ``identity`` and empty items left out."""
-    out: list[str] = []
-    for name, value in headers:
-        if len(name) == 16 and name.lower() == b"content-encoding":
-            for item in value.decode("latin-1").split(","):
-                coding = item.strip(" \t").lower()
-                if coding and coding != "identity":
-                    out.append(coding)
-    return tuple(out)
-
-
-def _inflate(body: bytes, coding: str, max_bytes: int) -> bytes | int:
-    """One layer of ``coding`` undone, at most ``max_bytes`` out; else the refusal's
-    status: 413 when it inflates past the bound, 400 when it is corrupt or truncated.
-    Concatenated gzip members are read as one body (as zlib-based hosts read them);
-    zlib-wrapped and raw deflate both count as ``deflate`` (hosts differ on which they
-    accept)."""
-    attempts = (31,) if coding != "deflate" else (15, -15)
-    for wbits in attempts:
-        out = bytearray()
-        data = body
-        try:
-            while True:
-                inflater = zlib.decompressobj(wbits)
-                out += inflater.decompress(data, max_bytes + 1 - len(out))
-                if len(out) > max_bytes:
-                    return 413
-                if not inflater.eof:
-                    break  # truncated, or output held back at the bound
-                data = inflater.unused_data
-                if not data:
-                    return bytes(out)
-                if wbits != 31:
-                    break  # bytes after a deflate stream: not a body any host reads
-        except zlib.error:
-            continue
-    return 400
+    """The request's ``Content-Encoding`` codings in order (:func:`codings.codings` of
+    every such field)."""
+    values = [
+        value.decode("latin-1")
+        for name, value in headers
+        if len(name) == 16 and name.lower() == b"content-encoding"
+    ]
+    return codings(values) if values else ()
 
 
 # PROFILE §3.9: why an activated request at an interview path cannot be judged.
@@ -217,19 +187,19 @@ def decoded_body(
     before or after decoding (413)."""
     if len(body) > max_bytes:
         return too_large(act)
-    codings = content_codings(headers)
-    if not codings:
+    found = content_codings(headers)
+    if not found:
         return body
-    if len(codings) > 1 or codings[0] not in ACCEPTED_CODINGS:
+    if len(found) > 1 or found[0] not in ACCEPTED_CODINGS:
         refused = _reply(_UNSUPPORTED, act, 415)
-        extra = (("Accept-Encoding", "gzip, deflate"),)
+        extra = (("Accept-Encoding", ACCEPT_ENCODING),)
         return Reply(refused.status, refused.body, refused.headers + extra)
-    inflated = _inflate(body, codings[0], max_bytes)
-    if inflated == 413:
+    try:
+        return inflate(body, found[0], max_bytes)
+    except InflateTooLarge:
         return too_large(act)
-    if isinstance(inflated, int):
+    except Undecodable:
         return _reply(_UNDECODABLE, act, 400)
-    return inflated
 
 
 _VERSION_TEXT = re.compile(r"v?([0-9]{1,9})(?:\.([0-9]{1,9}))?(?:\.[0-9]{1,9}){0,2}")

@@ -1,6 +1,6 @@
 """How the servers this package starts listen: ``demo``, ``demo serve`` and ``proxy``.
 
-One socket helper (:func:`bind`, :func:`origin_of`) and one set of bounds every accepted
+One set of bounds every accepted
 connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Config``:
 
 - **request head size**: request line and header fields together at most
@@ -69,18 +69,18 @@ from dataclasses import dataclass, replace
 from email.utils import formatdate
 from typing import Any, Final
 
+from .._moved import moved_name
+
 __all__ = [
     "CLOSE",
     "DEFAULT_BOUNDS",
     "Bounds",
     "add_arguments",
-    "bind",
     "bounds_from_args",
     "client_of",
     "config",
     "count",
     "http_date",
-    "origin_of",
     "protocol",
 ]
 
@@ -128,29 +128,6 @@ class Bounds:
 
 
 DEFAULT_BOUNDS: Final = Bounds()
-
-
-def bind(host: str = "127.0.0.1", port: int = 0, *, backlog: int = 2048) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: a free one). Raises ``OSError``."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only when
-    # the listening socket says TCP (with proto 0, Nagle and delayed ACKs add ~40 ms).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(backlog)
-        sock.set_inheritable(True)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def origin_of(sock: socket.socket) -> str:
-    """``http://host:port`` of a bound socket (IPv6 hosts in brackets)."""
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 _REASONS: Final = {
@@ -475,7 +452,7 @@ def __getattr__(name: str) -> Any:
     if name == "BoundedHttpProtocol":
         value = globals()[name] = protocol()
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved_name(__name__, name)
 
 
 def _fit_descriptors(bounds: Bounds, per_connection: int) -> Bounds:

@@ -10,6 +10,7 @@ extra (``pip install 'a2a-interview[client]'``).
 
 from __future__ import annotations
 
+from ..net.failures import TransportFailure
 from .asking import (
     AskResult,
     AuthenticationRequired,
@@ -19,7 +20,6 @@ from .asking import (
     NotOffered,
     ask,
 )
-from .failures import TransportFailure
 from .procedure import failed_record, verify
 from .run import VerifyOptions
 

@@ -47,19 +47,20 @@ from ..declarations import interview_entry
 from ..errors import InterviewError
 from ..jcs import canonicalize
 from ..models import Source
-from ..record import Credentials, Incomplete, RanBy, ResultRecord, agent_key_ids, card_name, rfc3339
-from ..spec import FAILURES_IN_A_ROW, MAX_INTERFACES
-from .calls import Calls
-from .cards import card_variant, fetch_card
-from .client import ClientOptions, Interviewer
-from .extended import extended_card
-from .failures import (
+from ..net.failures import (
     AddressRefused,
     InsecureURL,
     NotItsBinding,
     TransportFailure,
     without_credentials,
 )
+from ..net.urls import check_url, origin_text
+from ..record import Credentials, Incomplete, RanBy, ResultRecord, agent_key_ids, card_name, rfc3339
+from ..spec import FAILURES_IN_A_ROW, MAX_INTERFACES
+from .calls import Calls
+from .cards import card_variant, fetch_card
+from .client import ClientOptions, Interviewer
+from .extended import extended_card
 from .proposals import verify_terms
 from .questions import interview
 from .run import (
@@ -74,7 +75,6 @@ from .run import (
 )
 from .sampling import Sampler, in_turn
 from .signatures import card_signature
-from .urls import check_url, origin_text
 
 __all__ = [
     "failed_record",

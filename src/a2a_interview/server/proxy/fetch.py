@@ -17,9 +17,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from ...errors import InterviewError
-from ...verifier.bodies import read_body
-from ...verifier.failures import BodyTooLarge, EncodingRefused, InsecureURL
-from ...verifier.urls import origin
+from ...net.bodies import read_body
+from ...net.failures import BodyTooLarge, EncodingRefused, InsecureURL
+from ...net.urls import origin
 
 DEFAULT_TIMEOUT: Final = 10.0  # the whole fetch of one declared document
 MAX_REDIRECTS: Final = 3

@@ -24,10 +24,11 @@ from typing import Any, Final
 import httpx
 
 from ...errors import InterviewError
+from ...net.sockets import bind
 from ...spec import MAX_DOCUMENT_BYTES
 from ..asgi import ClientKey, Message, Receive, Scope, Send, interface_paths, remote_address
 from ..lifecycle import LiveDeclarations
-from ..listen import bind, http_date
+from ..listen import http_date
 from .fetch import DEFAULT_TIMEOUT, ProxyError, origin_of, printable
 from .front import Front
 from .headers import trusted_peers

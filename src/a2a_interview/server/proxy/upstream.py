@@ -44,10 +44,10 @@ from ...cardproto import spelling
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
+from ...net.failures import InsecureURL
+from ...net.urls import check_url, origin
 from ...spec import CARD_PATH, INTERVIEW_URI
 from ...terms import read_terms_entries, verify_proposal
-from ...verifier.failures import InsecureURL
-from ...verifier.urls import check_url, origin
 from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
 from .connections import upstream_transport
