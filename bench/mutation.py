@@ -46,7 +46,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ijson": ("ijson.py", ["tests/test_ijson.py"]),
     "projection": ("projection.py", ["tests/test_projection.py"]),
     "terms": ("terms.py", ["tests/test_terms.py"]),
-    "rpc": ("rpc.py", ["tests/test_rpc.py"]),
+    "rpc": ("rpc/_bindings.py", ["tests/test_rpc.py"]),
     # display: its pure tests only. tests/test_ledger_web.py reaches it too, but through
     # records the real verifier writes (~10 s a mutant): the figure is a lower bound.
     "display": ("ledger/display.py", ["tests/test_display.py"]),

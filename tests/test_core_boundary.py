@@ -11,7 +11,7 @@ import a2a_interview
 CORE = [
     "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardproto",
     "card", "card._sig", "card._readings", "card._jose",
-    "projection", "declarations", "rpc", "reference",
+    "projection", "declarations", "rpc", "rpc._bindings", "reference",
     "checks", "checks._findings", "checks._responses", "checks._outcome", "checks._checks",
     "cardurl", "record", "record._sanity", "record._keys", "record._standing",
     "record._record", "pace", "report", "_moved", "codings",

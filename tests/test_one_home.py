@@ -40,9 +40,19 @@ FACADES = frozenset({
     "a2a_interview.ledger",
     "a2a_interview.ledger.store",
     "a2a_interview.server.proxy",
+    "a2a_interview.rpc",
 })  # fmt: skip
 
 PINNED: dict[str, list[str]] = {
+    "a2a_interview.rpc": [
+        "JSON_CONTENT_TYPE", "MAX_REQUEST_BYTES", "NOT_ACTIVATED", "REST_INVALID",
+        "REST_SEGMENT", "REST_TOO_MANY", "REST_VERSION_NOT_SUPPORTED", "SCAN_SLICE",
+        "Activation", "Reply", "Version", "activation", "content_codings",
+        "declared_versions", "decoded_body", "jsonrpc", "may_name_namespace",
+        "negotiated_versions", "normalize_path", "parse_version", "path_key",
+        "path_segments", "requested_version", "rest", "rpc_error", "too_large",
+        "too_many_requests", "version_refusal", "version_supported",
+    ],
     "a2a_interview.card": [
         "ALGORITHMS", "QUIRK_NULL_HEADER_MEMBER", "READINGS", "REASON_ALG_REFUSED",
         "REASON_BAD_SIGNATURE", "REASON_MALFORMED", "REASON_NOT_CANONICAL", "REASON_NO_KEY",

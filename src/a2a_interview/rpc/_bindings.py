@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
-from .cardproto import spelling
-from .codings import ACCEPT_ENCODING, InflateTooLarge, Undecodable, codings, inflate
-from .errors import InterviewError
-from .ijson import loads
-from .jcs import canonicalize
-from .projection import Interview
-from .spec import (
+from ..cardproto import spelling
+from ..codings import ACCEPT_ENCODING, InflateTooLarge, Undecodable, codings, inflate
+from ..errors import InterviewError
+from ..ijson import loads
+from ..jcs import canonicalize
+from ..projection import Interview
+from ..spec import (
     ACCEPTED_CODINGS,
     DEFAULT_A2A_VERSION,
     EXTENSIONS_HEADER,
