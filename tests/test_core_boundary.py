@@ -11,7 +11,9 @@ import a2a_interview
 CORE = [
     "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardproto",
     "card", "card._sig", "card._readings", "card._jose",
-    "projection", "declarations", "rpc", "rpc._bindings", "reference",
+    "projection", "declarations", "reference",
+    "rpc", "rpc._bindings", "rpc._activation", "rpc._paths", "rpc._envelopes",
+    "rpc._codings", "rpc._versions", "rpc._scan", "rpc._fast",
     "checks", "checks._findings", "checks._responses", "checks._outcome", "checks._checks",
     "cardurl", "record", "record._sanity", "record._keys", "record._standing",
     "record._record", "pace", "report", "_moved", "codings",

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
 from a2a_interview.jcs import canonicalize
-from a2a_interview.rpc._bindings import _char_pattern
+from a2a_interview.rpc._scan import _char_pattern
 from a2a_interview.spec import INTERVIEW_URI
 from support.spellings import raw_deflate
 

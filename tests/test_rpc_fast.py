@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
 from a2a_interview.rpc import _bindings
-from a2a_interview.rpc._bindings import _fast_call
+from a2a_interview.rpc._fast import _fast_call
 from a2a_interview.spec import QUESTIONS
 
 IV = build(reference.unsigned_card(), reference.proposals()).interview
