@@ -14,11 +14,10 @@ from ._envelopes import Reply, _reply
 def content_codings(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     """The request's ``Content-Encoding`` codings in order (:func:`codings.codings` of
     every such field)."""
-    values = [
-        value.decode("latin-1")
-        for name, value in headers
-        if len(name) == 16 and name.lower() == b"content-encoding"
-    ]
+    values: list[str] = []
+    for name, value in headers:
+        if len(name) == 16 and name.lower() == b"content-encoding":
+            values.append(value.decode("latin-1"))
     return codings(values) if values else ()
 
 
