@@ -46,7 +46,16 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ijson": ("ijson.py", ["tests/test_ijson.py"]),
     "projection": ("projection.py", ["tests/test_projection.py"]),
     "terms": ("terms.py", ["tests/test_terms.py"]),
-    "rpc": ("rpc.py", ["tests/test_rpc.py"]),
+    # rpc/ (split from one module along its jobs): each part against the bindings' tests.
+    "rpc._paths": ("rpc/_paths.py", ["tests/test_rpc.py"]),
+    "rpc._codings": ("rpc/_codings.py", ["tests/test_rpc.py", "tests/test_codings.py"]),
+    "rpc._versions": ("rpc/_versions.py", ["tests/test_rpc.py"]),
+    "rpc._activation": ("rpc/_activation.py", ["tests/test_rpc.py"]),
+    "rpc._envelopes": ("rpc/_envelopes.py", ["tests/test_rpc.py"]),
+    "rpc._scan": ("rpc/_scan.py", ["tests/test_rpc.py"]),
+    "rpc._fast": ("rpc/_fast.py", ["tests/test_rpc.py", "tests/test_rpc_fast.py"]),
+    "rpc._bindings": ("rpc/_bindings.py", ["tests/test_rpc.py"]),
+    "codings": ("codings.py", ["tests/test_codings.py", "tests/test_rpc.py"]),
     # display: its pure tests only. tests/test_ledger_web.py reaches it too, but through
     # records the real verifier writes (~10 s a mutant): the figure is a lower bound.
     "display": ("ledger/display.py", ["tests/test_display.py"]),

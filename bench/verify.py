@@ -68,7 +68,7 @@ def _serve(kind: str, count: int, latency_ms: float) -> None:
     from support.servers import serve_many
 
     if kind == "demo":
-        from a2a_interview.demo import build_app
+        from a2a_interview.server.demo import build_app
 
         build: Any = build_app
     else:

@@ -39,6 +39,7 @@ KINDS: dict[str, str] = {
     "test_reference": "vectors",  # the bundled declarations against the draft
     "test_rpc": "vectors",  # PROFILE §3 error bytes written out
     "test_rpc_fast": "behaviour",  # the fast reading against the general one (D-SERVE-37)
+    "test_codings": "vectors",  # RFC 9110 §8.4, RFC 1952 §2.2 inputs and verdicts by hand
     "test_record": "vectors",  # the record schema, hand-signed records
     "test_checks": "vectors",  # each check's verdict on one precise mutation, by hand
     "test_cardreadings": "vectors",  # a card signature's readings, payloads by hand

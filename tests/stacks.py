@@ -24,8 +24,9 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.declarations import build
+from a2a_interview.server import demo
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, interview_routes
 

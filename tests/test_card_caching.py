@@ -21,8 +21,9 @@ from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore
 from starlette.applications import Starlette
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.declarations import build
+from a2a_interview.server import demo
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, interview_routes
 from support.proxy import proxy_running, upstream_running

@@ -18,11 +18,11 @@ import jsonschema
 import pytest
 
 from a2a_interview.cli import main
+from a2a_interview.net.failures import RedirectRefused
 from a2a_interview.record import schema
 from a2a_interview.spec import CARD_PATH
 from a2a_interview.verifier import CredentialsNotSent, VerifyOptions, ask, verify
 from a2a_interview.verifier.client import ClientOptions, Interviewer
-from a2a_interview.verifier.failures import RedirectRefused
 from agents import JSONRPC_PATH, REST_PATH, Call, Reply, Wrap, honest
 from support.servers import serve_many
 

@@ -40,7 +40,7 @@ async def test_the_demo_answers_both_jsonrpc_spellings(path: str) -> None:
     # interview (PROFILE §3.1: served at the same URL as the core methods) alike.
     import httpx
 
-    from a2a_interview import demo
+    from a2a_interview.server import demo
     from a2a_interview.spec import INTERVIEW_URI
 
     origin = "http://127.0.0.1:8000"

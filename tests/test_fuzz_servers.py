@@ -40,6 +40,7 @@ from starlette.routing import Route
 
 from a2a_interview import reference
 from a2a_interview.declarations import build
+from a2a_interview.net import sockets
 from a2a_interview.server import listen
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.proxy import build_proxy
@@ -325,9 +326,9 @@ def test_fuzz_in_process(stack: str) -> None:
 
 @contextlib.contextmanager
 def agent_and_proxy(spies: Spies) -> Iterator[tuple[str, int]]:
-    up_sock = listen.bind("127.0.0.1", 0)
+    up_sock = sockets.bind("127.0.0.1", 0)
     up_sock.setblocking(False)
-    origin = listen.origin_of(up_sock)
+    origin = sockets.socket_origin(up_sock)
     card = agent_card_from_json(reference.unsigned_card(origin))
     handler = DefaultRequestHandler(SpyExecutor(spies), InMemoryTaskStore(), card)
     documents = []
@@ -342,7 +343,7 @@ def agent_and_proxy(spies: Spies) -> Iterator[tuple[str, int]]:
                                  *create_rest_routes(handler, path_prefix=REST)])  # fmt: skip
     up_config = listen.config(upstream, listen.Bounds(), log_level="error", access_log=False,
                               loop="asyncio", lifespan="off")  # fmt: skip
-    sock = listen.bind("127.0.0.1", 0)
+    sock = sockets.bind("127.0.0.1", 0)
     sock.setblocking(False)
 
     async def config() -> uvicorn.Config:

@@ -27,13 +27,13 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.cli import main
+from a2a_interview.net.failures import AddressRefused, BodyTooLarge
 from a2a_interview.record import schema
 from a2a_interview.report import render_report
 from a2a_interview.spec import CARD_PATH, TERMS_URI
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.addresses import address_kind
 from a2a_interview.verifier.client import ClientOptions, Interviewer
-from a2a_interview.verifier.failures import AddressRefused, BodyTooLarge
 from agents import (
     Call,
     Reply,

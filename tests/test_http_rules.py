@@ -1,7 +1,7 @@
 """Every rule of PROFILE §3 and §3b, over real HTTP, against the demo agent.
 
 The demo is the Stonework reference agent as a real a2a-sdk app
-(:func:`a2a_interview.demo.build_app`), served by uvicorn on 127.0.0.1. Expected
+(:func:`a2a_interview.server.demo.build_app`), served by uvicorn on 127.0.0.1. Expected
 answers come from the card and proposals fetched from that same server, so the tests
 also check that what is served and what is answered agree.
 """
@@ -18,13 +18,14 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.card import verify_card
 from a2a_interview.declarations import build
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.pointer import resolve
 from a2a_interview.projection import Interview
+from a2a_interview.server import demo
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS
 from a2a_interview.terms import read_terms_entries, verify_proposal

@@ -179,10 +179,7 @@ PART_ORDERS: dict[str, list[str]] = {
     # procedure's steps, one question asked once, the procedure, verify-many.
     "a2a_interview.verifier": [
         "wire",
-        "failures",
-        "urls",
         "addresses",
-        "bodies",
         "client",
         "sampling",
         "state",
@@ -232,3 +229,63 @@ def test_the_core_parts_import_only_parts_below_them() -> None:
             reached = _part(target)
             assert reached in (None, part, *below), (module, target)
     assert "a2a_interview.card" in edges["a2a_interview.record._keys"]
+
+
+# Families meet only in the core (D-NET-16, docs/architecture.md "Families"): a family
+# imports the core and the drivers' shared floor (net/), never another family; the CLI is
+# the top and may import all; net/ imports the core only.
+FAMILY_NAMES = ("server", "verifier", "ledger", "conformance")
+SHARED_FLOOR = "net"
+TOP = "cli"
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in (*FAMILY_NAMES, SHARED_FLOOR, TOP):
+        return None  # the core (a2a_interview and its other modules)
+    return parts[1]
+
+
+def sideways(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> imported`` for each edge from one family to another, from the shared
+    floor up to any family, or from the core up to any driver."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        family = _family(module)
+        if family == TOP:
+            continue
+        allowed = {None, family} if family in (None, SHARED_FLOOR) else {None, family, SHARED_FLOOR}
+        found += [f"{module} -> {t}" for t in sorted(targets) if _family(t) not in allowed]
+    return found
+
+
+# Edges still sideways, each with its reason; the list only shrinks.
+ALLOWED_SIDEWAYS = {
+    # Paced (the limiter a Pace moves) is a driver piece both the verifier's many-agent
+    # run and the ledger's workers use; it moves to net/ with the concurrency work.
+    "a2a_interview.ledger.jobs -> a2a_interview.verifier.many",
+}
+
+
+def test_families_meet_only_in_the_core() -> None:
+    assert set(sideways(import_graph())) == ALLOWED_SIDEWAYS
+
+
+def test_the_family_check_finds_an_edge_sideways_and_one_up() -> None:
+    # The checker itself: a proxy importing the verifier (as server/proxy/fetch.py once
+    # did), the ledger importing server/listen.py, net/ importing a family, the core
+    # importing a driver (as demo.py once did) are found; the CLI and net/ users are not.
+    graph = {
+        "a2a_interview.server.proxy.fetch": {"a2a_interview.verifier.client"},
+        "a2a_interview.ledger.serving": {"a2a_interview.server.listen"},
+        "a2a_interview.net.bodies": {"a2a_interview.verifier.wire"},
+        "a2a_interview.verifier.client": {"a2a_interview.net.bodies", "a2a_interview.rpc"},
+        "a2a_interview.cli.serve": {"a2a_interview.server.demo", "a2a_interview.ledger"},
+        "a2a_interview.demo": {"a2a_interview.server.listen", "a2a_interview.jcs"},
+    }
+    assert sideways(graph) == [
+        "a2a_interview.demo -> a2a_interview.server.listen",
+        "a2a_interview.ledger.serving -> a2a_interview.server.listen",
+        "a2a_interview.net.bodies -> a2a_interview.verifier.wire",
+        "a2a_interview.server.proxy.fetch -> a2a_interview.verifier.client",
+    ]

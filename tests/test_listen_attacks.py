@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from a2a_interview.net import sockets
 from a2a_interview.server import listen
 from a2a_interview.spec import INTERVIEW_URI
 from support.servers import in_thread
@@ -299,7 +300,7 @@ def test_a_stock_uvicorn_command_line_can_serve_with_the_bounded_protocol() -> N
     app = Recording()
     config = uvicorn.Config(app, http="a2a_interview.server.listen:BoundedHttpProtocol",
                             log_level="error", lifespan="off", loop="asyncio")  # fmt: skip
-    sock = listen.bind("127.0.0.1", 0)
+    sock = sockets.bind("127.0.0.1", 0)
     sock.setblocking(False)
     with in_thread(config, [sock], start=10, stop=5):
         response = exchange(sock.getsockname()[:2], CHUNKED_HEAD + b"5\r\nhello\r\n0\r\n"

@@ -34,8 +34,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.declarations import build
+from a2a_interview.server import demo
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, served_card
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS

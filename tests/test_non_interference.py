@@ -29,8 +29,9 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, c
 from a2a.server.tasks import InMemoryTaskStore
 from starlette.applications import Starlette
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.declarations import build
+from a2a_interview.server import demo
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_card_from_json, interview_routes, served_card
 from a2a_interview.spec import INTERVIEW_URI

@@ -40,9 +40,19 @@ FACADES = frozenset({
     "a2a_interview.ledger",
     "a2a_interview.ledger.store",
     "a2a_interview.server.proxy",
+    "a2a_interview.rpc",
 })  # fmt: skip
 
 PINNED: dict[str, list[str]] = {
+    "a2a_interview.rpc": [
+        "JSON_CONTENT_TYPE", "MAX_REQUEST_BYTES", "NOT_ACTIVATED", "REST_INVALID",
+        "REST_SEGMENT", "REST_TOO_MANY", "REST_VERSION_NOT_SUPPORTED", "SCAN_SLICE",
+        "Activation", "Reply", "Version", "activation", "content_codings",
+        "declared_versions", "decoded_body", "jsonrpc", "may_name_namespace",
+        "negotiated_versions", "normalize_path", "parse_version", "path_key",
+        "path_segments", "requested_version", "rest", "rpc_error", "too_large",
+        "too_many_requests", "version_refusal", "version_supported",
+    ],
     "a2a_interview.card": [
         "ALGORITHMS", "QUIRK_NULL_HEADER_MEMBER", "READINGS", "REASON_ALG_REFUSED",
         "REASON_BAD_SIGNATURE", "REASON_MALFORMED", "REASON_NOT_CANONICAL", "REASON_NO_KEY",
@@ -145,6 +155,17 @@ OLD_ALL: dict[str, list[str]] = {
     "a2a_interview.outcome": [
         "CheckStatus", "Outcome", "derive_outcome", "overall_statuses", "run_statuses",
     ],
+    "a2a_interview.verifier.failures": [
+        "CAUSES", "AddressRefused", "BodyTooLarge", "BudgetSpent", "ConnectFailed",
+        "DeadlineExceeded", "EncodingRefused", "InsecureURL", "NotItsBinding", "RateLimited",
+        "RedirectRefused", "TimedOut", "TransportFailure", "Unavailable",
+        "without_credentials",
+    ],
+    "a2a_interview.verifier.urls": [
+        "card_url_for", "check_url", "is_loopback", "origin", "origin_text",
+    ],
+    "a2a_interview.verifier.bodies": ["read_body"],
+    "a2a_interview.demo": ["BOUNDS", "build_app", "executor", "serve"],
 }  # fmt: skip
 
 
@@ -263,11 +284,15 @@ def test_src_imports_each_name_from_its_home() -> None:
 
 def test_a_facade_passes_on_only_its_own_package() -> None:
     # D-CORE-22: card/ exports card's names, not record's; the root is the whole core's.
+    # A family's facade may also pass on the failures its callers meet from the shared
+    # floor below the families (D-NET-16: `verifier`'s TransportFailure).
     modules = read_tree(PACKAGE)
     for facade in sorted(FACADES - {"a2a_interview"}):
         for source, imported, _ in modules[facade].imports():
             if imported in modules[facade].all:
-                assert source.startswith(facade + "."), (facade, imported, source)
+                own = source.startswith(facade + ".")
+                floor = source == "a2a_interview.net.failures" and "." not in facade[14:]
+                assert own or floor, (facade, imported, source)
 
 
 @pytest.mark.parametrize("facade", sorted(PINNED))
@@ -337,9 +362,10 @@ def test_a_name_a_module_passed_on_resolves_to_its_home_and_warns() -> None:
     from a2a_interview._moved import NAMES
 
     for module, names in NAMES.items():
-        for name, home in names.items():
+        for name, moved in names.items():
+            home, _, new = moved.partition(":")  # home:new_name when renamed as well
             value, messages = _resolve_warned(module, name)
-            assert value is getattr(importlib.import_module(home), name), (module, name)
+            assert value is getattr(importlib.import_module(home), new or name), (module, name)
             if name in vars(importlib.import_module(module)):
                 continue  # still imported there for its own use: no warning to give
             assert len(messages) == 1, (module, name)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
 from a2a_interview.jcs import canonicalize
+from a2a_interview.rpc._scan import _char_pattern
 from a2a_interview.spec import INTERVIEW_URI
 from support.spellings import raw_deflate
 
@@ -862,7 +863,7 @@ def test_char_pattern_matches_every_json_spelling_of_a_character(
     # PROFILE §3.9 (D-SERVE-12), RFC 8259 §7: a JSON string spells a character
     # itself or as \\u with four hex digits of either case; "/" also as "\\/". Tested here
     # on the function itself: the module's pattern is built from it at import.
-    pattern = rpc._char_pattern(char)
+    pattern = _char_pattern(char)
     for spelling in spellings:
         assert re.fullmatch(pattern, spelling), (char, spelling)
         assert re.fullmatch(pattern.encode(), spelling.encode()), (char, spelling)

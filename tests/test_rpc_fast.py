@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
+from a2a_interview.rpc import _bindings
+from a2a_interview.rpc._fast import _fast_call
 from a2a_interview.spec import QUESTIONS
 
 IV = build(reference.unsigned_card(), reference.proposals()).interview
@@ -26,7 +28,7 @@ LEGACY = rpc.Activation(current=True, legacy=True)
 @contextmanager
 def general_only() -> Iterator[None]:
     """``rpc.jsonrpc`` with its fast reading taken out: every body parsed in full."""
-    with patch.object(rpc, "_fast_call", lambda body: None):
+    with patch.object(_bindings, "_fast_call", lambda body: None):
         yield
 
 
@@ -150,7 +152,7 @@ def test_the_usual_calls_take_the_fast_reading(body: bytes) -> None:
     """D-SERVE-37: the usual call shapes (any member order, whitespace, a number or a
     plain string id, a selector) are read without a parse, and answered as the strict
     parse answers them (PROFILE §3.4, §3.5, §3.6)."""
-    assert rpc._fast_call(body) is not None
+    assert _fast_call(body) is not None
     fast, general = both(body)
     assert fast is not None and fast == general
 
@@ -196,7 +198,7 @@ def test_what_the_fast_reading_must_not_take_goes_the_general_way(
     escape, a number it cannot echo byte for byte, wrong params or envelope, a BOM,
     non-ASCII) is left to the strict parse, whose reply is the one given (PROFILE §3.4,
     §3.5, §3.9)."""
-    assert rpc._fast_call(body) is None
+    assert _fast_call(body) is None
     fast, general = both(body)
     assert fast is not None and fast == general
     assert expected in fast.body

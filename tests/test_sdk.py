@@ -44,12 +44,13 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
 from a2a_interview.card import generate_key, public_jwk, verify_card
 from a2a_interview.errors import DeclarationError
 from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.pointer import resolve
+from a2a_interview.server import demo
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.server.sdk import (
     InterviewRoutes,

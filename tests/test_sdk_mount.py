@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
-from a2a_interview import demo
+from a2a_interview.server import demo
 from a2a_interview.server.sdk import agent_extension, interview_routes
 from a2a_interview.spec import INTERVIEW_URI
 from a2a_interview.verifier import verify

@@ -38,8 +38,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "cli/proxy.py::register": _TABLE,
     "cli/publish.py::register": _TABLE,
     "cli/verify.py::register": _TABLE,
-    "server/listen.py::protocol": _TO_CUT + "the protocol class it returns becomes a "
-    "module-level class",
 }
 
 # Every migration names its steps as Alembic asks, however many there are.
@@ -69,15 +67,15 @@ SAME_NAME: dict[str, tuple[frozenset[str], str]] = {
     "upgrade": (_MIGRATIONS, _ALEMBIC),
     "downgrade": (_MIGRATIONS, _ALEMBIC),
     "activation": (
-        frozenset({"rpc.py", "server/asgi.py"}),
+        frozenset({"rpc/_activation.py", "server/asgi.py"}),
         "one meaning: the request's activation, read from headers and from an ASGI scope "
         "(which reads the headers with rpc.activation)",
     ),
     "serve": (
         frozenset(
             {
-                "demo.py",
                 "ledger/serving.py",
+                "server/demo.py",
                 "server/proxy/serving.py",
                 "server/proxy/extended.py",
             }
@@ -89,21 +87,6 @@ SAME_NAME: dict[str, tuple[frozenset[str], str]] = {
     "Interface": (
         frozenset({"declarations.py", "checks/_responses.py"}),
         _TO_CUT + "the same fields in another order and types: one class",
-    ),
-    "origin_of": (
-        frozenset(
-            {
-                "conformance/runner.py",
-                "server/listen.py",
-                "server/proxy/fetch.py",
-                "verifier/many.py",
-            }
-        ),
-        _TO_CUT + "three return types; one origin rule below the families",
-    ),
-    "read_body": (
-        frozenset({"server/asgi.py", "verifier/bodies.py"}),
-        _TO_CUT + "a request's body and a response's: the shared HTTP part names each",
     ),
 }
 

@@ -407,8 +407,8 @@ async def test_ask_on_a_shared_client_keeps_its_own_redirect_rule() -> None:
     # follow one to another origin.
     import httpx
 
+    from a2a_interview.net.failures import RedirectRefused
     from a2a_interview.verifier import ask
-    from a2a_interview.verifier.failures import RedirectRefused
     from agents import Call, Reply, Wrap
 
     with serve_many([honest, honest]) as (other, origin):

@@ -168,7 +168,7 @@ async def test_the_closure_selector_matches_no_skill_even_past_the_skill_bound()
 
 async def test_the_sdk_demo_agent_is_consistent() -> None:
     need_module("a2a.server", "the sdk extra (a2a-sdk)", "pip install -e '.[sdk]'")
-    from a2a_interview import demo
+    from a2a_interview.server import demo
 
     document = await interview(demo.build_app)
     assert document["outcome"] == "consistent", found(document)

@@ -20,8 +20,9 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.applications import Starlette
 
-from a2a_interview import demo, reference, rpc
+from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
+from a2a_interview.server import demo
 from a2a_interview.server.asgi import InterviewMiddleware
 from a2a_interview.server.sdk import agent_extension, interview_routes
 from a2a_interview.spec import INTERVIEW_URI

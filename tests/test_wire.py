@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
+from a2a_interview.net.failures import BodyTooLarge, EncodingRefused
 from a2a_interview.verifier.client import ClientOptions, Interviewer, tls_context
-from a2a_interview.verifier.failures import BodyTooLarge, EncodingRefused
 from a2a_interview.verifier.wire import Pool, WireError, WireTooLarge
 
 Answer = Callable[[bytes], bytes | None]  # request head+body -> response bytes (None: close)

@@ -8,7 +8,8 @@ imports, with a ``DeprecationWarning`` that names the new home:
   :data:`MODULES`, answered by a finder at the end of ``sys.meta_path`` that knows those
   names only (there is no file at the old path, so a name of a real module always wins);
 - a name a module passed on from another (``verifier.client``'s failures, ...):
-  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`;
+  :data:`NAMES`, answered by that module's ``__getattr__`` through :func:`moved_name`
+  (``home:new_name`` where the name changed as well);
 - a name renamed so that each name means one thing (D-CORE-34): :data:`RENAMED`,
   answered the same way, or by the finder for a moved module.
 
@@ -30,6 +31,12 @@ from typing import Final
 
 UPGRADING: Final = 'README, "Upgrading from 0.6"'
 
+_FAILURES = "a2a_interview.net.failures"
+_URLS = "a2a_interview.net.urls"
+_BODIES = "a2a_interview.net.bodies"
+_SOCKETS = "a2a_interview.net.sockets"
+_VERIFIER = "a2a_interview.verifier"
+
 # The module of 0.6 -> (the facade of its part now, the private module its code is in).
 MODULES: Final[Mapping[str, tuple[str, str]]] = {
     "a2a_interview.cardsig": ("a2a_interview.card", "a2a_interview.card._sig"),
@@ -43,17 +50,20 @@ MODULES: Final[Mapping[str, tuple[str, str]]] = {
     "a2a_interview.outcome": ("a2a_interview.checks", "a2a_interview.checks._outcome"),
     # D-VERIFY-88: it held the options and a run's state, never the run.
     "a2a_interview.verifier.run": ("a2a_interview.verifier", "a2a_interview.verifier.state"),
+    # Below the families (D-NET-16): modules imported by name, each its own home.
+    "a2a_interview.verifier.failures": (_FAILURES, _FAILURES),
+    "a2a_interview.verifier.urls": (_URLS, _URLS),
+    "a2a_interview.verifier.bodies": (_BODIES, _BODIES),
+    # A driver, not the core (D-NET-17).
+    "a2a_interview.demo": ("a2a_interview.server.demo", "a2a_interview.server.demo"),
 }
 
-_FAILURES = "a2a_interview.verifier.failures"
-_URLS = "a2a_interview.verifier.urls"
-_VERIFIER = "a2a_interview.verifier"
 
 # A module -> {a name it passed on in 0.6 (its __all__ then): the name's home now}.
 NAMES: Final[Mapping[str, Mapping[str, str]]] = {
     "a2a_interview.verifier.client": {
-        "ACCEPT_ENCODING": "a2a_interview.verifier.bodies",
-        "read_body": "a2a_interview.verifier.bodies",
+        "ACCEPT_ENCODING": "a2a_interview.codings",
+        "read_body": _BODIES,
         "CAUSES": _FAILURES,
         "AddressRefused": _FAILURES,
         "BodyTooLarge": _FAILURES,
@@ -93,9 +103,9 @@ NAMES: Final[Mapping[str, Mapping[str, str]]] = {
         "read_input": "a2a_interview.cli.files",
         "write_atomic": "a2a_interview.cli.files",
     },
-    "a2a_interview.demo": {
-        "bind": "a2a_interview.server.listen",
-        "origin_of": "a2a_interview.server.listen",
+    "a2a_interview.server.listen": {
+        "bind": _SOCKETS,
+        "origin_of": _SOCKETS + ":socket_origin",
     },
 }
 
@@ -125,8 +135,10 @@ def moved_name(module: str, name: str) -> object:
     home = NAMES.get(module, {}).get(name)
     if home is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    _warn(f"{module}.{name}", f"import {name} from {home}", stacklevel=3)
-    return getattr(importlib.import_module(home), name)
+    home, _, new = home.partition(":")
+    new = new or name
+    _warn(f"{module}.{name}", f"import {new} from {home}", stacklevel=3)
+    return getattr(importlib.import_module(home), new)
 
 
 def _old_module_attr(module: str, name: str) -> object:

@@ -12,7 +12,7 @@ card URL:
 - dot segments removed (§6.2.2.3, the algorithm of §5.2.4) and empty segments too (so
   ``//.well-known`` and ``/a/`` are ``/.well-known`` and ``/a``); an empty path is ``/``;
 - no fragment, and no query: the verifier never fetches a card with one
-  (``verifier.urls.card_url_for`` drops both), so a query names no other card, and
+  (``net.urls.card_url_for`` drops both), so a query names no other card, and
   keeping it would let anyone file one agent under endless names
   (``docs/decisions.md`` D-CORE-17).
 

@@ -28,7 +28,8 @@ from urllib.parse import urlsplit
 from cards import PROPOSAL_FILE, PROPOSAL_PATH, Keys, card
 from processes import proxy_argv, running, write_json
 
-from a2a_interview import demo, reference
+from a2a_interview import reference
+from a2a_interview.server import demo
 from support.cli import COMMAND
 from support.ports import free_port
 from support.servers import serve_many

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from a2a_interview.net import sockets
 from a2a_interview.server import listen
 from support.cli import COMMAND
 from support.servers import in_thread
@@ -42,7 +43,7 @@ def bounded(
 ) -> Iterator[tuple[str, int]]:
     """``app`` served with ``bounds`` (and uvicorn ``options``) on a free loopback port,
     in a thread."""
-    sock = listen.bind("127.0.0.1", 0)
+    sock = sockets.bind("127.0.0.1", 0)
     sock.setblocking(False)
     config = listen.config(app, bounds, log_level="error", access_log=False, lifespan="off",
                            loop="asyncio", timeout_graceful_shutdown=1, **options)  # fmt: skip

@@ -159,7 +159,7 @@ def parse_origin(text: str, where: str) -> str:
     after it), returned as ``scheme://host:port``; else a usage error naming ``where``."""
     from urllib.parse import urlsplit
 
-    from ..verifier.urls import origin_text
+    from ..net.urls import origin_text
 
     try:
         parts = urlsplit(text)

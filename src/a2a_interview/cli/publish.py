@@ -231,8 +231,8 @@ def _fetch_proposal(url: str, allow_private: bool) -> bytes | None:
     ``fetch_failed``). Never a traceback: whatever the host does is a reason code."""
     import anyio
 
+    from ..net.failures import TransportFailure
     from ..verifier.client import ClientOptions, Interviewer, Response
-    from ..verifier.failures import TransportFailure
 
     async def fetch() -> Response:
         options = ClientOptions(allow_private=allow_private)

@@ -1,7 +1,7 @@
 """``a2a-interview demo``: the bundled Stonework agent (PROFILE §9).
 
 - ``demo serve [--port N] [--host H]`` serves it as a real ``a2a-sdk`` agent until
-  interrupted (:mod:`a2a_interview.demo`).
+  interrupted (:mod:`a2a_interview.server.demo`).
 - ``demo`` alone starts it in process, verifies it and prints the report
   (:func:`run_demo`).
 """
@@ -29,10 +29,10 @@ def run_demo(args: argparse.Namespace) -> int:
     import anyio
     import uvicorn
 
-    from ..demo import BOUNDS, build_app
+    from ..net.sockets import bind, socket_origin
     from ..report import render_report
     from ..server import listen
-    from ..server.listen import bind, origin_of
+    from ..server.demo import BOUNDS, build_app
     from ..server.ratelimit import RateLimiter
     from ..verifier import verify
     from .console import print_report
@@ -44,7 +44,7 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"a2a-interview: error: cannot bind a loopback port: {exc.strerror}",
               file=sys.stderr)  # fmt: skip
         return EXIT_UNREACHABLE
-    origin = origin_of(sock)
+    origin = socket_origin(sock)
     # The SDK logs every JSON-RPC error at WARNING; the verifier's inactive probe draws a
     # -32601 on purpose, and the report, not a stray log line, is what this prints.
     logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").setLevel(logging.ERROR)
@@ -85,7 +85,7 @@ def _gone(record: logging.LogRecord) -> bool:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..demo import serve
+    from ..server.demo import serve
     from ..server.listen import bounds_from_args
     from ..server.ratelimit import RateLimiter
 
@@ -151,7 +151,7 @@ def register(sub: Any) -> None:
         metavar="URL",
         help="share the rate limit through Redis (redis://host:port/db) instead of memory",
     )
-    from ..demo import BOUNDS
+    from ..server.demo import BOUNDS
     from ..server.listen import add_arguments
 
     add_arguments(p, max_body=BOUNDS.max_body)

@@ -312,6 +312,7 @@ def _ask(args: argparse.Namespace) -> int:
     import anyio
 
     from ..errors import DeclarationError, IngressError
+    from ..net.failures import TransportFailure
     from ..report import show
     from ..spec import RPC_VERSION_NOT_SUPPORTED, SELECTOR_QUESTIONS
     from ..verifier.asking import (
@@ -323,7 +324,6 @@ def _ask(args: argparse.Namespace) -> int:
         ask,
     )
     from ..verifier.client import ClientOptions
-    from ..verifier.failures import TransportFailure
 
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
@@ -446,8 +446,8 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
     contacted)."""
     from ..errors import IngressError
     from ..ijson import loads
+    from ..net.urls import origin
     from ..verifier.many import Given
-    from ..verifier.urls import origin
 
     try:
         document = loads(read_input(path, "credentials file"))

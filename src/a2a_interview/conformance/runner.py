@@ -64,7 +64,9 @@ class Result:
         return "differs" if self.problems else "pass"
 
 
-def origin_of(url: str) -> str:
+def scheme_and_authority(url: str) -> str:
+    """``scheme://authority`` of ``url`` as written (no port added, case kept): where
+    the vector's calls are sent."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
 
@@ -151,7 +153,7 @@ async def run_live(client: httpx.AsyncClient, url: str) -> tuple[Any, list[Resul
     or ``InterviewError`` when the card is not one the interview can be served from
     (not strict I-JSON, no interview declared, a terms entry that does not verify)."""
     card_url = url if url.rstrip("/").endswith(CARD_PATH) else url.rstrip("/") + CARD_PATH
-    origin = origin_of(card_url)
+    origin = scheme_and_authority(card_url)
     fetch = SimpleNamespace(http_method="GET", path=urlsplit(card_url).path, query="",
                             headers=(), body=b"")  # fmt: skip
     status, _, data = await _send(client, origin, fetch)
@@ -182,8 +184,8 @@ async def run_vector(client: httpx.AsyncClient, origin: str, vector: Vector) -> 
     declarations) and judge each response against the vector's bytes."""
     card = vector.card
     proposals = proposals_by_entry(card, vector.proposals)
-    return await _judged(client, origin_of(origin), vector.calls, card=card, proposals=proposals,
-                         vector=vector.name)  # fmt: skip
+    return await _judged(client, scheme_and_authority(origin), vector.calls, card=card,
+                         proposals=proposals, vector=vector.name)  # fmt: skip
 
 
 def by_rule(results: Iterable[Result]) -> list[tuple[str, Level, int, int, int]]:

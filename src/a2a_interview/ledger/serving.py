@@ -36,7 +36,7 @@ def serve(
     the store (D-WEB-23: one Python process serves one request at a time). Raises
     ``OSError`` (cannot listen), ``KeyboardInterrupt`` (stopped) and
     :class:`WorkersFailing` (workers that exit as fast as they are replaced)."""
-    from ..server.listen import bind, origin_of
+    from ..net.sockets import bind, socket_origin
 
     sock = bind(host, port)
     try:
@@ -53,7 +53,7 @@ def serve(
             signal.pthread_sigmask(signal.SIG_SETMASK, before)
             raise
         if on_ready is not None:
-            on_ready(origin_of(sock))  # the socket queues connections until one accepts
+            on_ready(socket_origin(sock))  # the socket queues connections until one accepts
         _supervise(children, lambda: _fork_workers(sock, ledger, runners, 1)[0], before)
     finally:
         sock.close()
@@ -71,7 +71,7 @@ def _serve_on(
 
     import uvicorn
 
-    from ..server.listen import origin_of
+    from ..net.sockets import socket_origin
 
     # Ctrl-C and SIGTERM wait while the app is made and settled, and arrive once it
     # is: a KeyboardInterrupt raised inside a callback the collector runs (SQLAlchemy
@@ -93,7 +93,7 @@ def _serve_on(
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if server.started and on_ready is not None:
-            on_ready(origin_of(sock))
+            on_ready(socket_origin(sock))
         await task
 
     asyncio.run(main())

@@ -419,7 +419,7 @@ async def judge_jsonrpc(
     past ``max_body``, any other coding or a stack, a body that does not inflate. An
     answer under an ``A2A-Version`` the host refuses is the host's ``-32009``. A client
     that left before the body ended gets nothing of ours: the host's own answer."""
-    body, replay = await read_body(scope, receive, max_body)
+    body, replay = await receive_body(scope, receive, max_body)
     if body is None:
         return None, replay  # the client left
     if body is OVER:
@@ -449,11 +449,13 @@ async def scan(body: bytes) -> bool | None:
     return False
 
 
-# What read_body returns for a body past its bound (compared by identity).
+# What receive_body returns for a body past its bound (compared by identity).
 OVER: bytes = bytes(bytearray(b"over"))
 
 
-async def read_body(scope: Scope, receive: Receive, max_body: int) -> tuple[bytes | None, Receive]:
+async def receive_body(
+    scope: Scope, receive: Receive, max_body: int
+) -> tuple[bytes | None, Receive]:
     """Read a request body, holding at most about ``max_body`` bytes.
 
     Returns ``(body, replay)``. ``body`` is the whole body; :data:`OVER` (compare with

@@ -1,6 +1,6 @@
 """How the servers this package starts listen: ``demo``, ``demo serve`` and ``proxy``.
 
-One socket helper (:func:`bind`, :func:`origin_of`) and one set of bounds every accepted
+One set of bounds every accepted
 connection keeps (:class:`Bounds`), applied by :func:`config` to a ``uvicorn.Config``:
 
 - **request head size**: request line and header fields together at most
@@ -48,9 +48,9 @@ no "returned without completing response" error for it.
 
 uvicorn's ``httptools`` protocol has no head-size bound and no head or body timeout
 (``h11_max_incomplete_event_size`` exists for the ``h11`` protocol only, which is slower);
-:func:`protocol` is a thin subclass of it that counts and times before the parser sees a
-byte, so the fast parser stays. Requires the ``server`` extra. An app served by uvicorn's
-own command line keeps the default bounds with
+:class:`BoundedHttpToolsProtocol` (put on it by :func:`protocol`) counts and times before
+the parser sees a byte, so the fast parser stays. Requires the ``server`` extra. An app
+served by uvicorn's own command line keeps the default bounds with
 ``--http a2a_interview.server.listen:BoundedHttpProtocol``.
 """
 
@@ -67,20 +67,20 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 from email.utils import formatdate
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from .._moved import moved_name
 
 __all__ = [
     "CLOSE",
     "DEFAULT_BOUNDS",
     "Bounds",
     "add_arguments",
-    "bind",
     "bounds_from_args",
     "client_of",
     "config",
     "count",
     "http_date",
-    "origin_of",
     "protocol",
 ]
 
@@ -128,29 +128,6 @@ class Bounds:
 
 
 DEFAULT_BOUNDS: Final = Bounds()
-
-
-def bind(host: str = "127.0.0.1", port: int = 0, *, backlog: int = 2048) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: a free one). Raises ``OSError``."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only when
-    # the listening socket says TCP (with proto 0, Nagle and delayed ACKs add ~40 ms).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(backlog)
-        sock.set_inheritable(True)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def origin_of(sock: socket.socket) -> str:
-    """``http://host:port`` of a bound socket (IPv6 hosts in brackets)."""
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 _REASONS: Final = {
@@ -212,260 +189,274 @@ def client_of(peer: str) -> str:
     return str(address)
 
 
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _HttpTools
+else:
+    _HttpTools = object
+
+
+class BoundedHttpToolsProtocol(_HttpTools):
+    """Counts request-head and trailer bytes before the parser holds them, drops
+    trailer fields, refuses upgrades, keeps each client to its share of connections
+    and arms the head and body timers; everything else is uvicorn's.
+
+    A mixin at run time, put before uvicorn's ``HttpToolsProtocol`` by :func:`protocol`
+    with the server's ``bounds``, so importing this module needs no uvicorn."""
+
+    bounds: ClassVar[Bounds] = DEFAULT_BOUNDS
+    share: ClassVar[int | None] = None  # connections one client may hold (None: any)
+    held: ClassVar[Counter[str]]  # open connections by client (client_of), per server
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head = 0  # bytes of the current request head so far
+        self._in_body = False
+        self._body = 0
+        self._framing = 0  # body-section bytes fed since the last body byte
+        self._progress = False  # a body byte, or the message's end, in this read
+        self._too_large = False
+        self._upgrade = False
+        self._closing = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._stall: asyncio.TimerHandle | None = None  # writing paused since
+        self._exchange: Any = None  # the cycle of the request whose body is read
+        self._counted: str | None = None  # the client whose share this connection is
+
+    # -- timers: armed only while a head or a body is incomplete, so an ordinary
+    # request that arrives in one read costs no timer at all.
+
+    def _arm(self, seconds: float) -> None:
+        if self._timer is None:
+            self._timer = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expired(self) -> None:
+        self._timer = None
+        if self._in_body or self._head:
+            self._refuse(408)
+        elif not self.transport.is_closing():  # connected, and never said a word
+            self._closing = True
+            self.transport.close()
+
+    def _refuse(self, status: int) -> None:
+        """End the connection with ``status``, unless a response to the request in
+        question already began (then the connection is just closed)."""
+        self._closing = True
+        self._disarm()
+        # In a body: that request's own exchange (None when it was never started).
+        # In a head: the previous exchange, which may still be sending.
+        cycle = self._exchange if self._in_body else self.cycle
+        busy = cycle is not None and not cycle.response_complete
+        began = cycle is not None and cycle.response_started and (busy or self._in_body)
+        if not began and not self.transport.is_closing():
+            self.transport.write(_refusal(status, self.server_state.default_headers))
+        if busy:
+            # The app waiting on this request sees the client gone; what it sends
+            # now is dropped.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self.transport.close()
+
+    # -- writes: a client that takes nothing for write_timeout is dropped (D-SERVE-30)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(self.bounds.write_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        super().resume_writing()
+
+    def _stalled(self) -> None:
+        self._stall = None
+        self._closing = True
+        self._disarm()
+        # abort, not close: close would wait for the very bytes the client leaves
+        # untaken. connection_lost follows: the app's receive() says http.disconnect.
+        self.transport.abort()
+
+    # -- asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.bounds.max_connections:
+            self._refuse(503)
+            return
+        if self.bounds.send_buffer:
+            sock = transport.get_extra_info("socket")
+            with contextlib.suppress(OSError, AttributeError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.bounds.send_buffer)
+        if self.share is not None:
+            client = client_of(self.client[0] if self.client else "")
+            if self.held[client] >= self.share:
+                self._refuse(503)
+                return
+            self.held[client] += 1
+            self._counted = client
+        self._arm(self.bounds.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        if self._counted is not None:
+            self.held[self._counted] -= 1
+            if self.held[self._counted] <= 0:
+                del self.held[self._counted]
+            self._counted = None
+        super().connection_lost(exc)
+
+    def _feed(self, data: bytes) -> bool:
+        """Hand ``data`` to the parser; whether the connection is still served."""
+        super().data_received(data)
+        if self._upgrade and not self._closing:
+            self._refuse(400)
+        return not (self._closing or self.transport.is_closing())
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        limit = self.bounds.max_header_bytes
+        while data:
+            if self._in_body or self.parser is None:
+                # Body bytes (the parser frames them; a head that starts later in
+                # this same read is counted from the next read on). Bytes that
+                # deliver no body byte are chunk framing or trailer fields, which
+                # the parser holds: they count against the head's bound.
+                self._progress = False
+                if not self._feed(data):
+                    return
+                if not self._progress:
+                    self._framing += len(data)
+                if self._in_body and self._framing > limit:
+                    self._refuse(431)
+                    return
+                break
+            room = limit - self._head
+            if len(data) <= room:
+                self._head += len(data)
+                if not self._feed(data):
+                    return
+                break
+            piece, data = data[:room], data[room:]
+            self._head += len(piece)
+            if not self._feed(piece):
+                return
+            if not self._in_body and self._head:  # the head is still not over at the bound
+                self._refuse(431)
+                return
+            # Else the head ended in `piece`: the rest is body, or (a request that
+            # ended in `piece`, `_head` back at 0) pipelined requests, counted afresh.
+        if self._closing or self.transport.is_closing():
+            return
+        if self._too_large:
+            self._refuse(413)
+        elif self._in_body:
+            self._arm(self.bounds.body_timeout)
+        elif self._head:
+            self._arm(self.bounds.header_timeout)
+
+    # -- upgrades: never performed (module docstring)
+
+    def _should_upgrade(self) -> bool:
+        return False
+
+    def _unsupported_upgrade_warning(self) -> None:
+        pass  # answered 400 by _feed, without a log line per request
+
+    # -- parser callbacks
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._in_body:
+            # A trailer field (RFC 9112 §7.1.2): counted, never a header. PROFILE
+            # §3.9: a trailer never activates and is never forwarded as a header.
+            self._framing += len(name) + len(value) + 4
+            return
+        # RFC 9110 §5.5: a field value excludes leading and trailing whitespace. The
+        # parser leaves trailing blanks in; the app (and any upstream a proxy forwards
+        # to, whose client refuses such a value) gets the value itself.
+        super().on_header(name, value.strip(b" \t"))
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        self._in_body = True
+        self._body = 0
+        self._framing = 0
+        self._exchange = None
+        if self.parser.should_upgrade():
+            self._upgrade = True  # refused once the parser stops (_feed)
+            return
+        if self.bounds.max_body is not None:
+            for name, value in self.headers:
+                length = value.strip()
+                if (
+                    name == b"content-length"
+                    and length.isdigit()
+                    and int(length) > self.bounds.max_body
+                ):
+                    self._too_large = True  # refused after this read
+                    return
+        super().on_headers_complete()
+        self._exchange = self.cycle
+        if self.cycle is not None:
+            exchange = weakref.ref(self.cycle)  # no cycle scope -> closure -> cycle
+            extensions: dict[str, Any] = self.cycle.scope.setdefault("extensions", {})
+            extensions[CLOSE] = lambda: self._cut(exchange())
+
+    def _cut(self, cycle: Any) -> None:
+        """End ``cycle``'s response where it stands: closed after what was written."""
+        if cycle is None or cycle.response_complete:
+            return
+        cycle.disconnected = True
+        cycle.message_event.set()
+        if cycle is self.cycle:
+            self._closing = True
+            self._disarm()
+            self.transport.close()
+
+    def on_body(self, body: bytes) -> None:
+        self._progress = True
+        self._framing = 0
+        if self._too_large:
+            return
+        if self.bounds.max_body is not None:
+            self._body += len(body)
+            if self._body > self.bounds.max_body:
+                self._too_large = True
+                return
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._in_body = False
+        self._head = 0
+        self._progress = True
+        if not (self._too_large or self._upgrade):
+            super().on_message_complete()
+
+
 def protocol(bounds: Bounds = DEFAULT_BOUNDS) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol keeping ``bounds`` (module docstring), for
-    ``uvicorn.Config(http=...)``. Raises ``ImportError`` naming the ``server`` extra."""
+    ``uvicorn.Config(http=...)``: :class:`BoundedHttpToolsProtocol` on uvicorn's own, with
+    its own count of each client's connections. Raises ``ImportError`` naming the
+    ``server`` extra."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
             "serving needs the 'server' extra: pip install 'a2a-interview[server]'"
         ) from exc
-
-    share = bounds.client_share
-    held: Counter[str] = Counter()  # open connections by client (client_of)
-
-    class BoundedHttpToolsProtocol(HttpToolsProtocol):
-        """Counts request-head and trailer bytes before the parser holds them, drops
-        trailer fields, refuses upgrades, keeps each client to its share of connections
-        and arms the head and body timers; everything else is uvicorn's."""
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._head = 0  # bytes of the current request head so far
-            self._in_body = False
-            self._body = 0
-            self._framing = 0  # body-section bytes fed since the last body byte
-            self._progress = False  # a body byte, or the message's end, in this read
-            self._too_large = False
-            self._upgrade = False
-            self._closing = False
-            self._timer: asyncio.TimerHandle | None = None
-            self._stall: asyncio.TimerHandle | None = None  # writing paused since
-            self._exchange: Any = None  # the cycle of the request whose body is read
-            self._counted: str | None = None  # the client whose share this connection is
-
-        # -- timers: armed only while a head or a body is incomplete, so an ordinary
-        # request that arrives in one read costs no timer at all.
-
-        def _arm(self, seconds: float) -> None:
-            if self._timer is None:
-                self._timer = self.loop.call_later(seconds, self._expired)
-
-        def _disarm(self) -> None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-
-        def _expired(self) -> None:
-            self._timer = None
-            if self._in_body or self._head:
-                self._refuse(408)
-            elif not self.transport.is_closing():  # connected, and never said a word
-                self._closing = True
-                self.transport.close()
-
-        def _refuse(self, status: int) -> None:
-            """End the connection with ``status``, unless a response to the request in
-            question already began (then the connection is just closed)."""
-            self._closing = True
-            self._disarm()
-            # In a body: that request's own exchange (None when it was never started).
-            # In a head: the previous exchange, which may still be sending.
-            cycle = self._exchange if self._in_body else self.cycle
-            busy = cycle is not None and not cycle.response_complete
-            began = cycle is not None and cycle.response_started and (busy or self._in_body)
-            if not began and not self.transport.is_closing():
-                self.transport.write(_refusal(status, self.server_state.default_headers))
-            if busy:
-                # The app waiting on this request sees the client gone; what it sends
-                # now is dropped.
-                cycle.disconnected = True
-                cycle.message_event.set()
-            self.transport.close()
-
-        # -- writes: a client that takes nothing for write_timeout is dropped (D-SERVE-30)
-
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            if self._stall is None:
-                self._stall = self.loop.call_later(bounds.write_timeout, self._stalled)
-
-        def resume_writing(self) -> None:
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
-            super().resume_writing()
-
-        def _stalled(self) -> None:
-            self._stall = None
-            self._closing = True
-            self._disarm()
-            # abort, not close: close would wait for the very bytes the client leaves
-            # untaken. connection_lost follows: the app's receive() says http.disconnect.
-            self.transport.abort()
-
-        # -- asyncio.Protocol
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if len(self.connections) > bounds.max_connections:
-                self._refuse(503)
-                return
-            if bounds.send_buffer:
-                sock = transport.get_extra_info("socket")
-                with contextlib.suppress(OSError, AttributeError):
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, bounds.send_buffer)
-            if share is not None:
-                client = client_of(self.client[0] if self.client else "")
-                if held[client] >= share:
-                    self._refuse(503)
-                    return
-                held[client] += 1
-                self._counted = client
-            self._arm(bounds.header_timeout)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
-            if self._counted is not None:
-                held[self._counted] -= 1
-                if held[self._counted] <= 0:
-                    del held[self._counted]
-                self._counted = None
-            super().connection_lost(exc)
-
-        def _feed(self, data: bytes) -> bool:
-            """Hand ``data`` to the parser; whether the connection is still served."""
-            super().data_received(data)
-            if self._upgrade and not self._closing:
-                self._refuse(400)
-            return not (self._closing or self.transport.is_closing())
-
-        def data_received(self, data: bytes) -> None:
-            if self._closing:
-                return
-            limit = bounds.max_header_bytes
-            while data:
-                if self._in_body or self.parser is None:
-                    # Body bytes (the parser frames them; a head that starts later in
-                    # this same read is counted from the next read on). Bytes that
-                    # deliver no body byte are chunk framing or trailer fields, which
-                    # the parser holds: they count against the head's bound.
-                    self._progress = False
-                    if not self._feed(data):
-                        return
-                    if not self._progress:
-                        self._framing += len(data)
-                    if self._in_body and self._framing > limit:
-                        self._refuse(431)
-                        return
-                    break
-                room = limit - self._head
-                if len(data) <= room:
-                    self._head += len(data)
-                    if not self._feed(data):
-                        return
-                    break
-                piece, data = data[:room], data[room:]
-                self._head += len(piece)
-                if not self._feed(piece):
-                    return
-                if not self._in_body and self._head:  # the head is still not over at the bound
-                    self._refuse(431)
-                    return
-                # Else the head ended in `piece`: the rest is body, or (a request that
-                # ended in `piece`, `_head` back at 0) pipelined requests, counted afresh.
-            if self._closing or self.transport.is_closing():
-                return
-            if self._too_large:
-                self._refuse(413)
-            elif self._in_body:
-                self._arm(bounds.body_timeout)
-            elif self._head:
-                self._arm(bounds.header_timeout)
-
-        # -- upgrades: never performed (module docstring)
-
-        def _should_upgrade(self) -> bool:
-            return False
-
-        def _unsupported_upgrade_warning(self) -> None:
-            pass  # answered 400 by _feed, without a log line per request
-
-        # -- parser callbacks
-
-        def on_header(self, name: bytes, value: bytes) -> None:
-            if self._in_body:
-                # A trailer field (RFC 9112 §7.1.2): counted, never a header. PROFILE
-                # §3.9: a trailer never activates and is never forwarded as a header.
-                self._framing += len(name) + len(value) + 4
-                return
-            # RFC 9110 §5.5: a field value excludes leading and trailing whitespace. The
-            # parser leaves trailing blanks in; the app (and any upstream a proxy forwards
-            # to, whose client refuses such a value) gets the value itself.
-            super().on_header(name, value.strip(b" \t"))
-
-        def on_headers_complete(self) -> None:
-            self._disarm()
-            self._in_body = True
-            self._body = 0
-            self._framing = 0
-            self._exchange = None
-            if self.parser.should_upgrade():
-                self._upgrade = True  # refused once the parser stops (_feed)
-                return
-            if bounds.max_body is not None:
-                for name, value in self.headers:
-                    length = value.strip()
-                    if (
-                        name == b"content-length"
-                        and length.isdigit()
-                        and int(length) > bounds.max_body
-                    ):
-                        self._too_large = True  # refused after this read
-                        return
-            super().on_headers_complete()
-            self._exchange = self.cycle
-            if self.cycle is not None:
-                exchange = weakref.ref(self.cycle)  # no cycle scope -> closure -> cycle
-                extensions: dict[str, Any] = self.cycle.scope.setdefault("extensions", {})
-                extensions[CLOSE] = lambda: self._cut(exchange())
-
-        def _cut(self, cycle: Any) -> None:
-            """End ``cycle``'s response where it stands: closed after what was written."""
-            if cycle is None or cycle.response_complete:
-                return
-            cycle.disconnected = True
-            cycle.message_event.set()
-            if cycle is self.cycle:
-                self._closing = True
-                self._disarm()
-                self.transport.close()
-
-        def on_body(self, body: bytes) -> None:
-            self._progress = True
-            self._framing = 0
-            if self._too_large:
-                return
-            if bounds.max_body is not None:
-                self._body += len(body)
-                if self._body > bounds.max_body:
-                    self._too_large = True
-                    return
-            super().on_body(body)
-
-        def on_message_complete(self) -> None:
-            self._disarm()
-            self._in_body = False
-            self._head = 0
-            self._progress = True
-            if not (self._too_large or self._upgrade):
-                super().on_message_complete()
-
-    return BoundedHttpToolsProtocol
+    namespace: dict[str, Any] = {"bounds": bounds, "share": bounds.client_share, "held": Counter()}
+    bases = (BoundedHttpToolsProtocol, HttpToolsProtocol)
+    return type("BoundedHttpToolsProtocol", bases, namespace)
 
 
 def __getattr__(name: str) -> Any:
@@ -475,7 +466,7 @@ def __getattr__(name: str) -> Any:
     if name == "BoundedHttpProtocol":
         value = globals()[name] = protocol()
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved_name(__name__, name)
 
 
 def _fit_descriptors(bounds: Bounds, per_connection: int) -> Bounds:

@@ -11,6 +11,7 @@ extra (``pip install 'a2a-interview[client]'``).
 
 from __future__ import annotations
 
+from ..net.failures import TransportFailure
 from .asking import (
     AskResult,
     AuthenticationRequired,
@@ -20,7 +21,6 @@ from .asking import (
     NotOffered,
     ask,
 )
-from .failures import TransportFailure
 from .procedure import failed_record, verify
 from .state import VerifyOptions
 

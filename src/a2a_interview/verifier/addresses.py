@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 import anyio
 import httpcore
 
-from .failures import AddressRefused
+from ..net.failures import AddressRefused
 
 __all__ = [
     "AddressKind",

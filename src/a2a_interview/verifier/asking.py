@@ -18,11 +18,11 @@ import anyio
 from ..checks import Binding, Exchange, Interface, ResultRead, find_interfaces
 from ..declarations import interview_entry, read_card
 from ..errors import InterviewError
+from ..net.failures import DeadlineExceeded, TransportFailure
+from ..net.urls import card_url_for
 from .calls import Calls
 from .client import ClientOptions, Interviewer
-from .failures import DeadlineExceeded, TransportFailure
 from .state import DEFAULT_DEADLINE, Abandoned, RunState, Stop
-from .urls import card_url_for
 
 __all__ = [
     "AskResult",

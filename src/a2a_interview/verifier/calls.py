@@ -17,6 +17,13 @@ from urllib.parse import quote
 from ..checks import Binding, Exchange, Interface, ResultRead, is_binding_answer, read_result
 from ..ijson import JSONObject
 from ..jcs import canonicalize, digest_bytes
+from ..net.failures import (
+    BodyTooLarge,
+    ConnectFailed,
+    EncodingRefused,
+    TimedOut,
+    without_credentials,
+)
 from ..record import CallRecord, Incomplete
 from ..spec import (
     EXTENSIONS_HEADER,
@@ -27,7 +34,6 @@ from ..spec import (
     VERSION_HEADER,
 )
 from .client import ClientOptions, Interviewer, Response
-from .failures import BodyTooLarge, ConnectFailed, EncodingRefused, TimedOut, without_credentials
 from .state import Abandoned, RunState, Stop, auth_required
 
 __all__ = ["A2A_VERSION", "Calls", "version_for"]

@@ -14,15 +14,15 @@ from ..declarations import read_card
 from ..errors import DeclarationError, IngressError
 from ..ijson import JSONObject
 from ..jcs import canonicalize, digest
+from ..net.failures import without_credentials
+from ..net.urls import card_url_for
 from ..record import Incomplete
 from ..spec import VERSION_HEADER
 from .calls import version_for
 from .client import Interviewer
-from .failures import without_credentials
 from .proposals import verify_terms
 from .signatures import card_signature
 from .state import RunState, Stop, Variant, VerifyOptions, auth_required, off_loop, progress
-from .urls import card_url_for
 
 __all__ = ["card_variant", "fetch_card"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from ..checks import Advisory, Check, Conflict, Interface, find_interfaces
 from ..ijson import JSONObject
 from ..models import Source
+from ..net.failures import AddressRefused, InsecureURL
+from ..net.urls import check_url
 from ..spec import MAX_INTERFACES
 from .client import Interviewer
-from .failures import AddressRefused, InsecureURL
 from .sampling import Asked, Sampler, in_turn
 from .state import RunState, bounded
-from .urls import check_url
 
 __all__ = ["address_refused", "chosen_interfaces", "usable_interfaces"]
 

@@ -58,10 +58,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from .._moved import moved_name
-from ..spec import MAX_DOCUMENT_BYTES
-from .addresses import AddressPolicy, GuardedBackend, Resolver, system_resolver
-from .bodies import ACCEPT_ENCODING, decode_raw, read_body
-from .failures import (
+from ..codings import ACCEPT_ENCODING
+from ..net.bodies import decode_whole, read_body
+from ..net.failures import (
     AddressRefused,
     BodyTooLarge,
     BudgetSpent,
@@ -73,7 +72,9 @@ from .failures import (
     TransportFailure,
     Unavailable,
 )
-from .urls import check_url, is_loopback, origin, origin_text
+from ..net.urls import check_url, is_loopback, origin, origin_text
+from ..spec import MAX_DOCUMENT_BYTES
+from .addresses import AddressPolicy, GuardedBackend, Resolver, system_resolver
 from .wire import Pool, WireError, WireTooLarge, connect_cause
 
 __all__ = [
@@ -372,7 +373,7 @@ class Interviewer:
             raise BodyTooLarge from None
         except WireError as exc:
             raise _failure(ConnectFailed, exc.cause) from None
-        return Response(url, raw.status, raw.headers, decode_raw(raw, limit))
+        return Response(url, raw.status, raw.headers, decode_whole(raw.headers, raw.body, limit))
 
     def refuses(self, url: str) -> bool:
         """Whether ``url`` names a literal address (or ``localhost``) the address policy

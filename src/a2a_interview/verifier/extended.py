@@ -23,11 +23,11 @@ from ..declarations import read_card
 from ..errors import DeclarationError, IngressError
 from ..ijson import JSONObject, loads
 from ..jcs import canonicalize, digest
+from ..net.failures import BudgetSpent, TransportFailure, without_credentials
 from ..record import ExtendedCard
 from ..spec import VERSION_HEADER
 from .calls import version_for
 from .client import Interviewer
-from .failures import BudgetSpent, TransportFailure, without_credentials
 from .state import RunState, VerifyOptions, off_loop, progress
 
 __all__ = ["extended_card", "offers_extended_card"]

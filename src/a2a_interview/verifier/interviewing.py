@@ -16,13 +16,13 @@ from urllib.parse import urlsplit
 
 from ..checks import Advisory, Check, Conflict, Interface, Where, check_interfaces_agree
 from ..models import Source
+from ..net.failures import AddressRefused, NotItsBinding, TransportFailure
 from ..record import Incomplete
 from ..spec import FAILURES_IN_A_ROW
 from .calls import Calls
 from .cards import card_variant
 from .choosing import address_refused
 from .client import Interviewer
-from .failures import AddressRefused, NotItsBinding, TransportFailure
 from .questions import interview
 from .sampling import Asked, Sampler
 from .state import Abandoned, RunState, Stop, Variant, VerifyOptions, progress

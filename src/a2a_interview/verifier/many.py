@@ -45,10 +45,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..ijson import JSONObject
+from ..net.failures import InsecureURL
+from ..net.urls import origin
 from ..pace import CAP, START, Pace, Window
-from .failures import InsecureURL
 from .state import VerifyOptions
-from .urls import origin
 
 Origin = tuple[str, str, int]
 Headers = tuple[tuple[str, str], ...]

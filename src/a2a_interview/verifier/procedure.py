@@ -44,19 +44,19 @@ from ..declarations import interview_entry
 from ..errors import InterviewError
 from ..ijson import JSONObject
 from ..jcs import canonicalize
+from ..net.failures import InsecureURL, TransportFailure, without_credentials
+from ..net.urls import origin_text
 from ..record import Credentials, Incomplete, RanBy, ResultRecord, agent_key_ids, card_name, rfc3339
 from .calls import Calls
 from .cards import fetch_card
 from .choosing import chosen_interfaces, usable_interfaces
 from .client import ClientOptions, Interviewer
 from .extended import extended_card
-from .failures import InsecureURL, TransportFailure, without_credentials
 from .interviewing import Interviews
 from .proposals import verify_terms
 from .sampling import Sampler
 from .signatures import card_signature
 from .state import RunState, Stop, Variant, VerifyOptions, progress, transport_incomplete
-from .urls import origin_text
 
 __all__ = [
     "failed_record",

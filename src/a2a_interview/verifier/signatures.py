@@ -18,12 +18,12 @@ from ..card import CardSignatureReport, import_public_jwk, jwks_from_json, verif
 from ..checks import Advisory, Check, check_card_signature
 from ..errors import KeyFormatError
 from ..ijson import JSONObject
+from ..net.failures import InsecureURL
+from ..net.urls import check_url, origin
 from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
 from .client import Interviewer
-from .failures import InsecureURL
 from .state import RunState, VerifyOptions, off_loop
-from .urls import check_url, origin
 
 __all__ = ["card_signature"]
 

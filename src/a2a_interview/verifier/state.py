@@ -27,6 +27,8 @@ import anyio.to_thread
 from ..card import READINGS, Reading
 from ..checks import Advisory, Check, Conflict, Declared, run_statuses
 from ..ijson import JSONObject
+from ..net.failures import CAUSES, TransportFailure, without_credentials
+from ..net.urls import origin_text
 from ..record import (
     CallRecord,
     CardSignature,
@@ -38,9 +40,7 @@ from ..record import (
 )
 from ..spec import MAX_INTERFACES, MAX_REQUESTS
 from .client import ClientOptions
-from .failures import CAUSES, TransportFailure, without_credentials
 from .sampling import SELECTORS_PER_QUESTION, Asked
-from .urls import origin_text
 
 __all__ = [
     "DEFAULT_DEADLINE",

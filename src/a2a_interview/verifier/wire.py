@@ -40,6 +40,7 @@ from urllib.parse import unquote, urlsplit
 import httptools
 
 from .. import __version__
+from ..codings import ACCEPT_ENCODING
 
 _USER_AGENT: Final = f"a2a-interview/{__version__}"
 _MAX_HEADER_BYTES: Final = 64 * 1024
@@ -255,7 +256,7 @@ def _request(
     lines = [f"{method} {target} HTTP/1.1", f"Host: {netloc}"]
     defaults = (
         ("accept", "*/*"),
-        ("accept-encoding", "gzip, deflate"),
+        ("accept-encoding", ACCEPT_ENCODING),
         ("user-agent", _USER_AGENT),
     )
     lines += [f"{name}: {value}" for name, value in defaults if name not in names]

@@ -89,8 +89,8 @@ def agent_key(agent_url: str, card_url: str | None) -> str:
     which refuse a URL the normalization would not take."""
     if card_url is None:
         try:
-            from ...verifier.failures import InsecureURL
-            from ...verifier.urls import card_url_for
+            from ...net.failures import InsecureURL
+            from ...net.urls import card_url_for
         except ImportError:  # pragma: no cover - the ledger extra installs the client
             card_url = agent_url
         else:

@@ -25,8 +25,8 @@ from ...card import is_signed
 from ...errors import IngressError, InterviewError
 from ...ijson import loads
 from ...jcs import canonicalize
-from ...verifier.bodies import read_body
-from ...verifier.failures import BodyTooLarge, EncodingRefused
+from ...net.bodies import read_body
+from ...net.failures import BodyTooLarge, EncodingRefused
 from ..asgi import Scope, Send
 from .headers import HOP_BY_HOP, NOT_FORWARDED, listed, plain, request_headers
 from .upstream import Upstream

@@ -12,14 +12,14 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 
 from ...errors import InterviewError
-from ...verifier.bodies import read_body
-from ...verifier.failures import BodyTooLarge, EncodingRefused, InsecureURL
-from ...verifier.urls import origin
+from ...net.bodies import read_body
+from ...net.failures import BodyTooLarge, EncodingRefused, InsecureURL
+from ...net.urls import origin
 
 DEFAULT_TIMEOUT: Final = 10.0  # the whole fetch of one declared document
 MAX_REDIRECTS: Final = 3
@@ -97,15 +97,3 @@ async def fetch(
         raise ProxyError(f"no complete answer within {timeout:g} s") from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise ProxyError(f"transport error ({type(exc).__name__})") from None
-
-
-def origin_of(url: str) -> tuple[str, str, int] | None:
-    """``(scheme, host, port)`` of an http(s) URL, or ``None`` when it has none."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)

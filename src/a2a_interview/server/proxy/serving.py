@@ -24,11 +24,13 @@ from typing import Any, Final
 import httpx
 
 from ...errors import InterviewError
+from ...net.sockets import bind
+from ...net.urls import http_origin
 from ...spec import MAX_DOCUMENT_BYTES
 from ..asgi import ClientKey, Message, Receive, Scope, Send, interface_paths, remote_address
 from ..lifecycle import LiveDeclarations
-from ..listen import bind, http_date
-from .fetch import DEFAULT_TIMEOUT, ProxyError, origin_of, printable
+from ..listen import http_date
+from .fetch import DEFAULT_TIMEOUT, ProxyError, printable
 from .front import Front
 from .headers import trusted_peers
 from .upstream import STREAM_IDLE_TIMEOUT, ProxyOptions, Upstream
@@ -153,12 +155,12 @@ class _Reporter:
 def bypassing(card: Any, public_url: str) -> list[str]:
     """The card's interface URLs that do not point at ``public_url``'s origin: a client
     that follows the card there bypasses the proxy and its interview."""
-    public = origin_of(public_url)
+    public = http_origin(public_url)
     out: list[str] = []
     from ...declarations import interfaces
 
     for item in interfaces(card):
-        if origin_of(item.url) != public and item.url not in out:
+        if http_origin(item.url) != public and item.url not in out:
             out.append(item.url)
     return out
 

@@ -44,14 +44,14 @@ from ...cardproto import spelling
 from ...declarations import Declarations, build, interview_entry, read_card
 from ...errors import DeclarationError, IngressError, InterviewError
 from ...jcs import canonicalize
+from ...net.failures import InsecureURL
+from ...net.urls import check_url, http_origin, origin
 from ...spec import CARD_PATH, INTERVIEW_URI
 from ...terms import read_terms_entries, verify_proposal
-from ...verifier.failures import InsecureURL
-from ...verifier.urls import check_url, origin
 from ..asgi import NO_INTERFACE, carries_interview
 from ..lifecycle import LiveDeclarations
 from .connections import upstream_transport
-from .fetch import ProxyError, fetch, origin_of, printable
+from .fetch import ProxyError, fetch, printable
 from .headers import served_headers
 
 log = logging.getLogger("a2a_interview.proxy")
@@ -180,7 +180,7 @@ class Upstream:
         self.idle_timeout = idle_timeout
         self.transport = transport
         self.options = options
-        self.public = origin_of(options.public_url) if options.public_url else None
+        self.public = http_origin(options.public_url) if options.public_url else None
         self.on_error = on_error
         self.variants: dict[str, LiveDeclarations] = {}
         self._loading: dict[str, asyncio.Future[LiveDeclarations | None]] = {}
@@ -231,7 +231,7 @@ class Upstream:
         return canonicalize({"keys": [public_jwk(key, kid, self.options.card_alg)]})
 
     def on_public_origin(self, url: str) -> bool:
-        return self.public is not None and origin_of(url) == self.public
+        return self.public is not None and http_origin(url) == self.public
 
     async def _proposal(self, url: str) -> bytes | str:
         """The proposal's bytes, or why they could not be had."""
@@ -286,7 +286,7 @@ class Upstream:
             url = holder.get("url")
             if (
                 isinstance(url, str)
-                and origin_of(url) is not None
+                and http_origin(url) is not None
                 and not self.on_public_origin(url)
             ):
                 holder["url"] = _rebase(url, public)
@@ -294,7 +294,7 @@ class Upstream:
         for _, items in _terms_extension_objects(card):
             for item in items:
                 url = item.get("url")
-                if isinstance(url, str) and origin_of(url) == self.upstream_origin:
+                if isinstance(url, str) and http_origin(url) == self.upstream_origin:
                     item["url"] = _rebase(url, public)
                     changed = True
         return changed

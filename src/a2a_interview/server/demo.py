@@ -28,23 +28,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import reference
-from ._moved import moved_name
-from .jcs import canonicalize
-from .server.listen import Bounds, bind, origin_of
+from .. import reference
+from ..jcs import canonicalize
+from ..net.sockets import bind, socket_origin
+from .listen import Bounds
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor
     from a2a.server.tasks import TaskStore
     from starlette.applications import Starlette
 
-    from .server.sdk import Limiter
+    from .sdk import Limiter
 
 __all__ = ["BOUNDS", "build_app", "executor", "serve"]
-
-
-def __getattr__(name: str) -> object:  # what 0.6 passed on from here (D-CORE-23)
-    return moved_name(__name__, name)
 
 
 JSON = "application/json"
@@ -132,9 +128,9 @@ def build_app(
     from a2a.server.tasks import InMemoryTaskStore
     from starlette.applications import Starlette
 
-    from .card import load_private_key
-    from .declarations import interfaces
-    from .server.sdk import agent_card_from_json, interview_routes, sign_agent_card
+    from ..card import load_private_key
+    from ..declarations import interfaces
+    from .sdk import agent_card_from_json, interview_routes, sign_agent_card
 
     base = origin.rstrip("/")
     card = agent_card_from_json(reference.unsigned_card(base))
@@ -188,11 +184,11 @@ def serve(
     """
     import uvicorn
 
-    from .server import listen
+    from . import listen
 
     sock = bind(host, port)
     try:
-        origin = origin_of(sock)
+        origin = socket_origin(sock)
         app = build_app(origin, limiter=limiter)
         config = listen.config(app, bounds, log_level="warning", access_log=False, lifespan="off")
         if on_ready is not None:

@@ -13,7 +13,7 @@ from urllib.parse import SplitResult, urlsplit
 from ..spec import CARD_PATH
 from .failures import InsecureURL
 
-__all__ = ["card_url_for", "check_url", "is_loopback", "origin", "origin_text"]
+__all__ = ["card_url_for", "check_url", "http_origin", "is_loopback", "origin", "origin_text"]
 
 
 def is_loopback(host: str) -> bool:
@@ -44,6 +44,20 @@ def origin(url: str) -> tuple[str, str, int]:
         port = None
     scheme = parts.scheme.lower()
     return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
+
+
+def http_origin(url: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of an http(s) URL with a host, or ``None`` when it has
+    none (another scheme, no host, a port that does not parse): never raises, unlike
+    :func:`origin`."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)
 
 
 @functools.lru_cache(maxsize=512)
