@@ -71,6 +71,7 @@ KINDS: dict[str, str] = {
     "test_proxy": "transport",
     "test_proxy_parity": "transport",
     "test_proxy_wire": "transport",
+    "test_proxy_deadlines": "behaviour",  # the proxy's body deadlines under one timer (D-PROXY-50)
     "test_proxy_cli": "transport",
     "test_proxy_cards": "transport",  # the cards the proxy serves, signed or extended
     "test_sdk_mount": "transport",  # the SDK routes under a Starlette Mount

@@ -266,6 +266,28 @@ def test_a_body_not_sent_in_time_is_408_and_never_reaches_upstream() -> None:
         assert up.started == []
 
 
+def test_reads_under_way_each_run_out_on_their_own_deadline() -> None:
+    """D-PROXY-29, D-PROXY-50: the front keeps every body read's deadline with one timer.
+    A slow body begun later still gets its 408 after the first one's (the timer is set
+    again for it), while a request between them and a body completed in time are
+    answered; upstream never sees the slow ones."""
+    with recorder() as up, proxy_running(up.origin, poll=0, body_timeout=2.0) as proxy:
+        up.forget()
+        with (
+            slow_client(proxy.origin, "/slow/1") as first,
+            slow_client(proxy.origin, "/slow/2", length=2) as completed,
+        ):
+            status, _, _ = request(proxy.origin, "GET", "/ordinary")
+            assert status == 200
+            completed.sendall(b"y")
+            assert read_reply(completed).startswith(b"HTTP/1.1 200")
+            with slow_client(proxy.origin, "/slow/3") as later:
+                assert read_reply(first).startswith(b"HTTP/1.1 408")
+                assert read_reply(later).startswith(b"HTTP/1.1 408")
+        assert b"/slow/2" in up.started
+        assert [t for t in up.started if t in (b"/slow/1", b"/slow/3")] == []
+
+
 def test_a_body_over_the_bound_is_413_and_never_reaches_upstream() -> None:
     with recorder() as up, proxy_running(up.origin, poll=0, max_body=1000) as proxy:
         up.forget()
@@ -861,6 +883,36 @@ def test_the_proxys_502_and_the_last_verified_card_carry_a_date() -> None:
         status, headers, body = request(proxy, "GET", CARD)  # the last verified bytes
         assert status == 200 and body
         _date(headers)
+
+
+@pytest.mark.anyio
+async def test_the_date_wrapper_keeps_a_date_in_any_case_and_adds_only_a_missing_one() -> None:
+    """D-SERVE-22, D-PROXY-49: a response start without a ``Date`` field gets exactly
+    one; one that has it, in any case of its name, is sent as it came (the same
+    message); a name of four other bytes is no ``Date``; body messages pass untouched."""
+    from a2a_interview.server.proxy.serving import _dated
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    dated = _dated(send)
+    for name in (b"date", b"Date", b"DATE"):
+        message = {"type": "http.response.start", "status": 200,
+                   "headers": [(b"x-a", b"1"), (name, b"upstream's")]}  # fmt: skip
+        await dated(message)
+        assert sent[-1] is message
+    plain = [(b"x-a", b"1"), (b"etag", b'"x"'), (b"data", b"not a date")]
+    await dated({"type": "http.response.start", "status": 200, "headers": plain})
+    added = sent[-1]["headers"]
+    assert added[:3] == plain and len(added) == 4 and added[3][0] == b"date", added
+    assert plain == [(b"x-a", b"1"), (b"etag", b'"x"'), (b"data", b"not a date")]
+    await dated({"type": "http.response.start", "status": 204})
+    assert [n for n, _ in sent[-1]["headers"]] == [b"date"]
+    body = {"type": "http.response.body", "body": b"x"}
+    await dated(body)
+    assert sent[-1] is body
 
 
 @pytest.mark.parametrize("upgrade", ["websocket", "h2c"])

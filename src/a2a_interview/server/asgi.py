@@ -427,7 +427,9 @@ async def judge_jsonrpc(
     judged = rpc.decoded_body(scope["headers"], body, act, max_body)
     if isinstance(judged, rpc.Reply):
         return judged, replay
-    reply = replies.jsonrpc(judged, act, await scan(judged))
+    # A small body is scanned by the core itself: no coroutine for it (D-SERVE-49).
+    scanned = await scan(judged) if len(judged) > rpc.SCAN_SLICE else None
+    reply = replies.jsonrpc(judged, act, scanned)
     if reply is None:
         return None, replay
     return rpc.version_refusal(scope["headers"], versions, reply, act), replay

@@ -84,6 +84,60 @@ class _Routes:
         self.replies = Replies(declarations.interview)
 
 
+class _Deadlines:
+    """When each body read under way runs out (``body_timeout`` after it began), kept
+    by one timer for all of them (D-PROXY-50). Every read has the same duration, so
+    reads run out in the order they began: the timer is set for the oldest read, and
+    when it fires it cancels the reads that ran out and is set again for the oldest
+    left. A read that ends removes its entry; the timer, when it finds none left that
+    ran out, is simply set again, or not at all when no read is under way."""
+
+    __slots__ = ("_cut", "_loop", "_reading", "_timer", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._reading: dict[asyncio.Task[Any], float] = {}  # in the order reads began
+        self._cut: set[asyncio.Task[Any]] = set()  # cancelled here, not yet told
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, task: asyncio.Task[Any]) -> None:
+        loop = task.get_loop()
+        if loop is not self._loop:  # another event loop: what the old one held is gone
+            if self._timer is not None:
+                self._timer.cancel()
+            self._reading.clear()
+            self._cut.clear()
+            self._timer, self._loop = None, loop
+        deadline = loop.time() + self.seconds
+        self._reading[task] = deadline
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._expire)
+
+    def discard(self, task: asyncio.Task[Any]) -> None:
+        self._reading.pop(task, None)
+        self._cut.discard(task)
+
+    def expired(self, task: asyncio.Task[Any]) -> bool:
+        """Whether ``task`` was cancelled here, its read having run out."""
+        return task in self._cut
+
+    def _expire(self) -> None:
+        self._timer = None
+        loop = self._loop
+        assert loop is not None
+        now = loop.time()
+        reading = self._reading
+        while reading:
+            task, deadline = next(iter(reading.items()))
+            if deadline > now:
+                self._timer = loop.call_at(deadline, self._expire)
+                return
+            del reading[task]
+            self._cut.add(task)
+            task.cancel()
+
+
 class Front:
     """Every request: read whole, then answered here or passed on (module doc)."""
 
@@ -93,6 +147,7 @@ class Front:
         self.client_key = client_key
         self.options = source.options
         self.trusts = trusted_peers(source.options.forwarded_allow_ips)
+        self._deadlines = _Deadlines(source.options.body_timeout)
         self._routes: dict[int, _Routes] = {}
         self.local: dict[tuple[str, ...], bytes] = {}
         for url, body in source.options.proposals.items():
@@ -197,37 +252,40 @@ class Front:
             if name == b"content-length" and value.strip().isdigit() and int(value) > limit:
                 await plain(send, *_TOO_LARGE)
                 return None
-        chunks: list[bytes] = []
-        size = 0
-        # The deadline as one timer that cancels this task (what asyncio.timeout does,
-        # at a fifth of its cost: D-PROXY-45); expired tells its cancel from any other.
+        # The deadline (D-PROXY-45) is kept by the front's one timer for every read under
+        # way (D-PROXY-50): a read costs an entry, not a timer of its own.
         task = asyncio.current_task()
         assert task is not None
+        deadlines = self._deadlines
+        deadlines.add(task)
         expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = asyncio.get_running_loop().call_later(self.options.body_timeout, expire)
         try:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            if not message.get("more_body", False) and len(chunk) <= limit:
+                whole: bytes = chunk
+                return whole  # the usual request: its body in one message
+            chunks: list[bytes] = []
+            size = 0
             while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:
                     break
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     return b"".join(chunks)
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
         except asyncio.CancelledError:
+            expired = deadlines.expired(task)
             if not expired or task.uncancel() > 0:
                 raise  # cancelled by someone else: not ours to swallow
         finally:
-            timer.cancel()
+            deadlines.discard(task)
         if expired:
             await plain(send, *_TOO_SLOW)
         else:
@@ -292,7 +350,7 @@ class Front:
                 await self._send(scope, decoded, act, rest=False, send=send)
                 return True
             judged = decoded
-            scanned = await scan(judged)
+            scanned = await scan(judged) if len(judged) > rpc.SCAN_SLICE else None
             first = self.routes(source.variants[""].declarations).replies.jsonrpc(
                 judged, act, scanned
             )

@@ -48,10 +48,13 @@ def _dated(send: Send) -> Send:
 
     async def dated(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = list(message.get("headers", ()))
-            if all(name.lower() != b"date" for name, _ in headers):
-                headers.append((b"date", http_date()))
-                message = {**message, "headers": headers}
+            headers = message.get("headers", ())
+            # A plain loop, names of four bytes only lowered (D-PROXY-49).
+            for name, _ in headers:
+                if len(name) == 4 and name.lower() == b"date":
+                    break
+            else:
+                message = {**message, "headers": [*headers, (b"date", http_date())]}
         await send(message)
 
     return dated
