@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from a2a_interview import reference, rpc
 from a2a_interview.declarations import build
 from a2a_interview.rpc import _bindings
-from a2a_interview.rpc._fast import _fast_call
+from a2a_interview.rpc._fast import _exact_call, _fast_call
 from a2a_interview.spec import QUESTIONS
 
 IV = build(reference.unsigned_card(), reference.proposals()).interview
@@ -28,7 +28,10 @@ LEGACY = rpc.Activation(current=True, legacy=True)
 @contextmanager
 def general_only() -> Iterator[None]:
     """``rpc.jsonrpc`` with its fast reading taken out: every body parsed in full."""
-    with patch.object(_bindings, "_fast_call", lambda body: None):
+    with (
+        patch.object(_bindings, "_fast_call", lambda body: None),
+        patch.object(_bindings, "_exact_call", lambda body: None),
+    ):
         yield
 
 
@@ -134,6 +137,76 @@ def test_fast_and_general_readings_give_the_same_reply(body: bytes, act: rpc.Act
     assert fast == general
     if fast is not None:
         assert type(fast.request_id) is type(general.request_id)  # type: ignore[union-attr]
+
+
+@st.composite
+def exact_bodies(draw: Any) -> bytes:
+    """A call spelled with no whitespace, its members in one of the two orders the exact
+    reading knows (D-SERVE-51), with any id, method and params: valid or not."""
+    ids = [json.dumps(draw(IDS), ensure_ascii=draw(st.booleans()))]
+    ids += draw(st.lists(st.sampled_from(["-0", "1.0", "1e0", "00", "{}", "[]", "true"])))
+    request_id = draw(st.sampled_from(ids))
+    method = json.dumps(draw(METHODS), ensure_ascii=draw(st.booleans()))
+    head = draw(
+        st.sampled_from(
+            [f'"jsonrpc":"2.0","id":{request_id}', f'"id":{request_id},"jsonrpc":"2.0"']
+        )
+    )
+    body = "{" + head + ',"method":' + method
+    if draw(st.booleans()):
+        body += ',"params":' + json.dumps(
+            draw(PARAMS), ensure_ascii=draw(st.booleans()), separators=(",", ":")
+        )
+    return (body + "}").encode("utf-8")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(exact_bodies(), st.sampled_from([ON, LEGACY]))
+def test_the_exact_reading_reads_what_the_fast_one_does(body: bytes, act: rpc.Activation) -> None:
+    """D-SERVE-51: a body the exact reading takes is read as the fast reading reads it,
+    and answered as the strict parse answers it (PROFILE §3.4, §3.5, §3.6)."""
+    exact = _exact_call(body)
+    if exact is not None:
+        assert exact == _fast_call(body)
+    fast, general = both(body, act)
+    assert fast == general
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"interview/identity"}',
+        b'{"id":"r-1","jsonrpc":"2.0","method":"interview/usage","params":{"skill":"s"}}',
+        b'{"jsonrpc":"2.0","id":null,"method":"interview/terms","params":{}}',
+        b'{"id":-900719925474099,"jsonrpc":"2.0","method":"interview/elsewhere"}',
+    ],
+)
+def test_the_usual_spellings_take_the_exact_reading(body: bytes) -> None:
+    """D-SERVE-51: the usual call as clients and this project's verifier write it is read
+    by one match, before the namespace scan; its reply is the strict parse's."""
+    assert _exact_call(body) is not None
+    fast, general = both(body)
+    assert fast is not None and fast == general
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","params":{"skill":"s"}}',
+        b'{"jsonrpc":"2.0","id":-0,"method":"interview/identity"}',
+        b'{"jsonrpc":"2.0","id":1.0,"method":"interview/identity"}',
+        b'{"jsonrpc":"2.0", "id":1,"method":"interview/identity"}',
+        b'{"method":"interview/identity","jsonrpc":"2.0","id":1}',
+        b'{"jsonrpc":"2.0","id":"\\u0041","method":"interview/identity"}',
+    ],
+)
+def test_what_the_exact_reading_must_not_take_is_left_to_the_others(body: bytes) -> None:
+    """D-SERVE-51: a skill on a question without a selector, an id it cannot echo byte for
+    byte, whitespace, another member order, an escape: not the exact reading's; the
+    reply is still the strict parse's."""
+    assert _exact_call(body) is None
+    fast, general = both(body)
+    assert fast == general
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from ..spec import (
 )
 from ._activation import Activation
 from ._envelopes import Reply, _reply, _rpc_result, rpc_error
-from ._fast import _fast_call
+from ._fast import _exact_call, _fast_call
 from ._scan import _leniently_names_namespace, _names_namespace, may_name_namespace
 
 # The largest body answered (docs/decisions.md D-SERVE-12): an interview call is a few
@@ -76,13 +76,15 @@ def jsonrpc(  # noqa: PLR0912 (PROFILE §3's envelope rules, in order)
     """
     if not act:
         return None
-    # Cheap: a body without a string that begins with the namespace cannot name it, in
-    # any reading; the parsed method is what counts (PROFILE §3.4).
-    if not (may_name_namespace(body) if scanned is None else scanned):
-        return None
-    if len(body) > max_bytes:
-        return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
-    fast = _fast_call(body)
+    fast = _exact_call(body) if len(body) <= max_bytes else None  # D-SERVE-51
+    if fast is None:
+        # Cheap: a body without a string that begins with the namespace cannot name it,
+        # in any reading; the parsed method is what counts (PROFILE §3.4).
+        if not (may_name_namespace(body) if scanned is None else scanned):
+            return None
+        if len(body) > max_bytes:
+            return _reply(rpc_error(None, RPC_INVALID_REQUEST), act)
+        fast = _fast_call(body)
     if fast is not None:
         id_bytes, request_id, question, skill = fast  # interview §6 rule 1: closed set
         known = question in QUESTIONS

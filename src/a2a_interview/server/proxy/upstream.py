@@ -441,6 +441,8 @@ class Upstream:
         a slot only for a version the card lists); else ``""``, the variant fetched
         without one."""
         key = variant_key(headers)
+        if key == "1.0":  # the usual request, read without a parse (D-PROXY-51)
+            return key if (1, 0) in self.versions() else ""
         version = rpc.parse_version(key) if key else None
         if version is None or key != f"{version[0]}.{version[1]}" or version not in self.versions():
             return ""
@@ -526,6 +528,8 @@ def variant_key(headers: Iterable[tuple[bytes, bytes]]) -> str:
     one."""
     for name, value in headers:
         if len(name) == 11 and name.lower() == VERSION_HEADER:
+            if value == b"1.0":  # the usual request (D-PROXY-51)
+                return "1.0"
             text = value.strip(b" \t").decode("latin-1")
             return text if _VERSION.fullmatch(text) else ""
     return ""
