@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any, get_args
 
-from needs import ROOT
-
 from a2a_interview.models import Answer
 from a2a_interview.projection import Interview
 from a2a_interview.spec import (
@@ -19,6 +17,7 @@ from a2a_interview.spec import (
     SPECS,
     Question,
 )
+from needs import ROOT
 
 
 def test_the_question_type_restates_the_registry_in_order() -> None:
@@ -27,7 +26,7 @@ def test_the_question_type_restates_the_registry_in_order() -> None:
     fails here."""
     assert get_args(Question) == QUESTIONS == tuple(q.name for q in REGISTRY)
     assert tuple(SPECS) == QUESTIONS
-    assert METHODS == tuple(METHOD_PREFIX + q.name for q in REGISTRY)
+    assert tuple(METHOD_PREFIX + q.name for q in REGISTRY) == METHODS
     assert {q.name for q in REGISTRY if q.selector} == SELECTOR_QUESTIONS
 
 
