@@ -26,11 +26,10 @@ from a2a_interview.checks import Binding, Interface
 from a2a_interview.cli import main
 from a2a_interview.record import schema
 from a2a_interview.report import render_report
-from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS
+from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS, SELECTORS_PER_QUESTION
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import (
     SELECTING,
-    SELECTORS_PER_QUESTION,
     Asked,
     Sampler,
     repeat_probability,

@@ -31,9 +31,14 @@ from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
 from a2a_interview.report import junit_xml, render_report
-from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, SELECTOR_QUESTIONS, TERMS_URI
+from a2a_interview.spec import (
+    INTERVIEW_URI,
+    QUESTIONS,
+    SELECTOR_QUESTIONS,
+    SELECTORS_PER_QUESTION,
+    TERMS_URI,
+)
 from a2a_interview.verifier import verify
-from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
 from support.servers import closed_port_url, serve

@@ -111,6 +111,14 @@ MAX_INTERFACES: Final = 16  # interfaces interviewed; the rest is an advisory
 MAX_REQUESTS: Final = 2048  # the default request budget of one run (--max-requests)
 FAILURES_IN_A_ROW: Final = 3  # transport failures or non-protocol answers: abandoned
 
+# The verifier's defaults: its options (``VerifyOptions``, ``ClientOptions``) and the
+# command line's options read these, so a default is changed here alone (D-CLI-39).
+DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure (--deadline)
+DEFAULT_TIMEOUT: Final = 10.0  # seconds for one HTTP exchange (--timeout)
+DEFAULT_CHURN_DELAY: Final = 2.0  # seconds before the re-run after a conflict
+DEFAULT_MAX_SKILLS: Final = 256  # skills whose selectors a thorough run asks (--max-skills)
+SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
+
 # PROFILE §7: the serving layers' default rate limit per client, sized with the verifier's
 # defaults so that one default verify of 100 skills on 3 interfaces (about 830 calls) or of
 # 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md D-CLI-8).

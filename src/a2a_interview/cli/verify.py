@@ -31,6 +31,7 @@ from .options import (
     add_procedure,
     add_runner,
     add_store_option,
+    add_timeout,
     concurrency,
     credential_headers,
     credential_origins,
@@ -41,7 +42,6 @@ from .options import (
     parse_origin,
     positive,
     read_jwks,
-    seconds,
     verify_options,
 )
 from .usage import (
@@ -186,8 +186,7 @@ def register(subparsers: Any) -> None:
     ask.add_argument("question", metavar="QUESTION", choices=QUESTIONS,
                      help="one of: " + ", ".join(QUESTIONS))  # fmt: skip
     ask.add_argument("--skill", help="the skill selector (usage and terms only)")
-    ask.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
-                     help="time bound of each HTTP exchange (default 10)")  # fmt: skip
+    add_timeout(ask)
     add_network(ask, "the card and the question")
     add_credentials(ask)
     ask.set_defaults(run=_ask)

@@ -18,10 +18,11 @@ import anyio
 from ..checks import Binding, Exchange, Interface, ResultRead, find_interfaces
 from ..declarations import interview_entry, read_card
 from ..errors import InterviewError
+from ..spec import DEFAULT_DEADLINE
 from .calls import Calls
 from .client import ClientOptions, Interviewer
 from .failures import DeadlineExceeded, TransportFailure
-from .run import DEFAULT_DEADLINE, Abandoned, RunState, Stop
+from .run import Abandoned, RunState, Stop
 from .urls import card_url_for
 
 __all__ = [

@@ -58,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from .._moved import moved_name
-from ..spec import MAX_DOCUMENT_BYTES
+from ..spec import DEFAULT_TIMEOUT, MAX_DOCUMENT_BYTES
 from .addresses import AddressPolicy, GuardedBackend, Resolver, system_resolver
 from .bodies import ACCEPT_ENCODING, decode_raw, read_body
 from .failures import (
@@ -115,7 +115,7 @@ class ClientOptions:
     ``resolver``: the name lookup (default: the system's, through anyio).
     """
 
-    timeout: float = 10.0
+    timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = MAX_DOCUMENT_BYTES
     max_redirects: int = 3
     retry_budget: float = 120.0

@@ -34,11 +34,10 @@ from typing import Final
 
 from ..checks import Interface
 from ..record import Sampling
-from ..spec import QUESTIONS, SELECTOR_QUESTIONS
+from ..spec import QUESTIONS, SELECTOR_QUESTIONS, SELECTORS_PER_QUESTION
 
 __all__ = [
     "SELECTING",
-    "SELECTORS_PER_QUESTION",
     "Asked",
     "Sampler",
     "in_turn",
@@ -47,7 +46,6 @@ __all__ = [
 
 # The selector questions, in the order an interface is asked them.
 SELECTING: Final = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
-SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
 
 
 def repeat_probability(
