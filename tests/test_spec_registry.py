@@ -4,20 +4,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, get_args
 
 from a2a_interview.models import Answer
 from a2a_interview.projection import Interview
 from a2a_interview.spec import (
+    DEFAULT_MAX_SKILLS,
+    DEFAULT_RATE_LIMIT,
     METHOD_PREFIX,
     METHODS,
     QUESTIONS,
     REGISTRY,
     SELECTOR_QUESTIONS,
+    SELECTORS_PER_QUESTION,
     SPECS,
     Question,
 )
 from needs import ROOT
+from support.verify import expected_calls
 
 
 def test_the_question_type_restates_the_registry_in_order() -> None:
@@ -112,3 +117,79 @@ def test_projection_projects_what_the_registry_names() -> None:
             assert isinstance(answer, Answer)
             got = [p.source.member for p in answer.projections]
             assert got == _expand(question.members, card, index), (question.name, skill)
+
+
+def _k() -> int:
+    return SELECTORS_PER_QUESTION
+
+
+# What README and the decisions state of a run's calls, and what each follows from.
+COUNTS: tuple[tuple[str, Callable[[], int]], ...] = (
+    (r"with (\d+) skill ids", _k),
+    (r"probability (\d+)/n", _k),
+    (r"(\d+) calls a binding", lambda: expected_calls(_k(), 1, 0, thorough=False) - 1),
+    (r"(\d+) interview calls for an agent with both bindings",
+     lambda: expected_calls(_k(), 2, 0, thorough=False)),
+    (r"\((\d+) for a card with one binding\)", lambda: expected_calls(_k(), 1, 0, thorough=False)),
+    (r"(\d+) calls for 2 skills on 3 interfaces", lambda: expected_calls(2, 1, 2, thorough=True)),
+    (r"\b(\d+) for 100\b", lambda: expected_calls(100, 1, 2, thorough=True)),
+    (r"1/\((\d+)B\)", lambda: len(QUESTIONS) + len(SELECTOR_QUESTIONS) * _k()),
+)  # fmt: skip
+
+
+def test_stated_call_counts_follow_from_the_registry() -> None:
+    """D-CORE-28: each call count README and the decisions state is the one the
+    registry gives (counted as tests/support/verify.py counts a run's calls); README
+    must state each, so the check cannot pass by reading nothing."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs" / "decisions").glob("*.md"))]:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for pattern, count in COUNTS:
+            for match in re.finditer(pattern, text):
+                stated = int(match.group(1))
+                assert stated == count(), (path.name, match.group(0), count())
+    readme = " ".join(readme.split())
+    assert all(re.search(pattern, readme) for pattern, _ in COUNTS)
+
+
+def test_the_default_rate_limit_fits_a_full_thorough_run() -> None:
+    """D-CLI-8: one thorough run of 100 skills on 3 interfaces, or of the default
+    ``--max-skills`` on one, stays under the serving layers' default rate limit."""
+    calls, per = DEFAULT_RATE_LIMIT.split("/")
+    assert per == "minute"
+    assert expected_calls(100, 1, 2, thorough=True) <= int(calls)
+    assert expected_calls(DEFAULT_MAX_SKILLS, 1, 0, thorough=True) <= int(calls)
+
+
+NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+# A count of the questions stated in prose has to be hunted when one is added.
+STATED_COUNT = re.compile(
+    rf"\b(?:{NUMBER_WORDS})\b(?: interview)?(?: JSON-RPC)? (?:methods|questions)\b"
+    # "outside the five": a count standing for the questions
+    rf"|\b(?:of the|outside the) (?:{NUMBER_WORDS})\b(?! \w)",
+    re.IGNORECASE,
+)
+# Where a stated count stays, and why.
+COUNT_ALLOWED = {
+    # the draft's example description (interview §3), signed into test fixtures as it reads
+    "src/a2a_interview/server/sdk.py": "five questions",
+    "src/a2a_interview/reference/stonework-card.json": "five questions",
+}
+
+
+def test_no_text_states_how_many_questions_there_are() -> None:
+    """D-CORE-28: README, the docs, and the package's text and docstrings build a count
+    or list of the questions from ``spec.QUESTIONS`` or do not state it, so a question
+    added to the registry leaves no count to hunt."""
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    files += [p for p in (ROOT / "src").rglob("*") if p.suffix in {".py", ".md", ".json", ".html"}]
+    stated = []
+    for path in files:
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("docs/benchmarks"):
+            continue  # measurements of their day, with their commands
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for match in STATED_COUNT.finditer(text):
+            if COUNT_ALLOWED.get(relative) != match.group(0):
+                stated.append((relative, match.group(0)))
+    assert stated == []

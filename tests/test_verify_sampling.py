@@ -36,6 +36,7 @@ from a2a_interview.verifier.sampling import (
 )
 from agents import JSONRPC_PATH, REST_PATH, Call, honest, rewrite_results
 from support.servers import closed_port_url, serve
+from support.verify import expected_calls
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
@@ -94,20 +95,6 @@ async def run(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
         document: dict[str, Any] = (await verify(origin, **options)).to_json()
     SCHEMA.validate(document)
     return document
-
-
-def expected_calls(skills: int, bindings: int, second: int, *, thorough: bool) -> int:
-    """One run's interview calls. Thorough: on the first interface, the inactive probe,
-    every question twice (the five, then each selector question per skill), the two
-    closure probes; on each of ``second`` further interfaces of the same card variant,
-    every question once ("Defaults that fit", D-CLI-8). Sampled (D-VERIFY-72): on each
-    of ``bindings`` bindings, the probe, every question once (``skills`` = k selector
-    ids), the two closure probes; and one drawn ask made a second time."""
-    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
-    if thorough:
-        return (1 + 2 * asks + 2) + second * (1 + asks + 2)
-    assert bindings >= 1
-    return bindings * (1 + asks + 2) + 1
 
 
 def per_binding(calls: list[dict[str, Any]]) -> dict[str, int]:

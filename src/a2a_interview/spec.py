@@ -120,8 +120,8 @@ DEFAULT_MAX_SKILLS: Final = 256  # skills whose selectors a thorough run asks (-
 SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
 
 # PROFILE §7: the serving layers' default rate limit per client, sized with the verifier's
-# defaults so that one default verify of 100 skills on 3 interfaces (about 830 calls) or of
-# 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md D-CLI-8).
+# defaults so that one thorough verify of 100 skills on 3 interfaces, or of DEFAULT_MAX_SKILLS
+# skills on one, finishes without a wait (D-CLI-8; tests/test_spec_registry.py counts them).
 DEFAULT_RATE_LIMIT: Final = "1200/minute"
 
 # Agent SoW §6: the provider signature's domain separator.

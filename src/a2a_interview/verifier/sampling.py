@@ -13,7 +13,7 @@ asked, as before.
 Determinism (PROFILE §7: a second ask gives identical bytes), sampled (D-VERIFY-72): each
 interface is asked each question once, its bytes compared with those of the other
 bindings of its card variant (a second ask on another binding), and one ask drawn at
-random, a binding and one of its ``A`` asks (the five questions, then the selector
+random, a binding and one of its ``A`` asks (each question, then the selector
 asks), is made twice. A run so makes ``1 + A + 2`` calls a binding, and one more in
 all. An agent whose answers change only on the second ask of one question on one binding
 of ``B`` is caught with probability ``1/(B*A)`` per run (:func:`repeat_probability`);
@@ -56,7 +56,7 @@ def repeat_probability(
     one: a question without selector, or (``selector``) one selector question with one
     given skill id of the ``skills`` declared, on one given binding of ``bindings``
     (on any binding with ``every_binding``: an agent changing its answers on each). A
-    binding is asked ``A`` asks, the five and ``k`` per selector question; the binding
+    binding is asked ``A`` asks, each question and ``k`` per selector question; the binding
     is drawn with probability ``1/B`` and the ask with ``1/A``, and the ``k`` asks of a
     selector question hold the given skill id with probability ``k/n`` in all (the ids
     drawn uniformly), so that pair is the drawn ask with ``k/(A*n)``."""
