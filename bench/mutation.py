@@ -22,8 +22,10 @@ both raw and with those set aside. Not a test: the figures go in docs/benchmarks
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,15 +168,94 @@ def verdicts(module: str) -> dict[str, str]:
 
 
 def equivalent() -> dict[str, str]:
-    """The mutants judged equivalent: name -> reason (``bench/mutation_equivalent.txt``)."""
+    """The mutants judged equivalent: what each changes -> why no input tells it apart
+    (``bench/mutation_equivalent.txt``; the change is spelled as :func:`changes` spells
+    it, so an added line elsewhere renumbers nothing)."""
     if not EQUIVALENT.exists():
         return {}
-    found = {}
+    found: dict[str, str] = {}
+    key: list[str] = []
     for line in EQUIVALENT.read_text().splitlines():
-        if line.strip() and not line.startswith("#") and ":" in line:
-            name, reason = line.split(":", 1)
-            found[name.strip()] = reason.strip()
+        if not line.strip() or line.startswith("#"):
+            continue
+        if not line.startswith("  "):
+            key = [line.strip()]
+        elif line.startswith("  = "):
+            found["\n".join(key)] = line[4:].strip()
+        else:
+            key.append(line.strip())
     return found
+
+
+def _function(local: str) -> str:
+    """``x_name__mutmut_3`` -> ``name``; ``xǁClassǁname__mutmut_3`` -> ``Class.name``."""
+    base = local.rsplit("__mutmut_", 1)[0]
+    return ".".join(base.split("ǁ")[1:]) if base.startswith("xǁ") else base[2:]
+
+
+def changes(module: str) -> dict[str, str]:
+    """Each mutant of ``module`` by mutmut's name -> what it changes: the function, then
+    its lines before (``-``) and after (``+``), stripped; a change made the same way at
+    more than one place of a function also says which occurrence it is (``~ n``)."""
+    import libcst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    source, _ = MODULES[module]
+    mutated = SCRATCH / module / "mutants" / "src" / "a2a_interview" / source
+    original = ROOT / "src" / "a2a_interview" / source
+    if mutated.exists():
+        code = mutated.read_text()
+    else:
+        code = mutate_file_contents(str(original), original.read_text()).code
+    tree = libcst.parse_module(code)
+    prefix = "a2a_interview." + source.removesuffix(".py").replace("/", ".")
+    out: dict[str, str] = {}
+    seen: Counter[str] = Counter()
+    names = list(verdicts(module)) or [f"{prefix}.{n}" for n in _names(code)]
+    for name in names:
+        local = name.removeprefix(prefix + ".")
+        before, after = (
+            libcst.Module([f(tree, local)]).code.strip().splitlines()
+            for f in (read_original_function, read_mutant_function)
+        )
+        lines = [f"{prefix}.{_function(local)}"]
+        for line in difflib.unified_diff(before, after, lineterm="", n=0):
+            if line[:1] in "-+" and not line.startswith(("---", "+++")):
+                lines.append(f"{line[0]} {line[1:].strip()}")
+        key = "\n".join(lines)
+        seen[key] += 1
+        out[name] = key if seen[key] == 1 else f"{key}\n~ {seen[key]}"
+    # A change made more than once marks its first occurrence too, so that which one an
+    # entry names never depends on the others being there.
+    for name, key in out.items():
+        if seen[key] > 1:
+            out[name] = f"{key}\n~ 1"
+    return out
+
+
+def _names(code: str) -> list[str]:
+    return re.findall(r"^\s*def (x[_ǁ]\S*?__mutmut_\d+)\(", code, flags=re.MULTILINE)
+
+
+def stale(modules: list[str]) -> list[str]:
+    """The entries of ``bench/mutation_equivalent.txt`` that name no mutant of
+    ``modules`` as they are now (the code they judged has changed: judge again)."""
+    made = {key for module in modules for key in changes(module).values()}
+    prefixes = tuple(
+        "a2a_interview." + MODULES[m][0].removesuffix(".py").replace("/", ".") + "."
+        for m in modules
+    )
+    known = tuple(
+        "a2a_interview." + source.removesuffix(".py").replace("/", ".") + "."
+        for source, _ in MODULES.values()
+    )
+    # An entry of no module this bench knows (a module renamed or split) is stale too.
+    return [
+        k
+        for k in equivalent()
+        if (k.startswith(prefixes) and k not in made) or not k.startswith(known)
+    ]
 
 
 def run(module: str, fresh: bool, recheck: bool) -> None:
@@ -229,7 +310,8 @@ def markdown(modules: list[str]) -> None:
         found = verdicts(module)
         tried = [k for k, v in found.items() if v != "not checked"]
         killed = sum(found[k] in KILLED for k in tried)
-        same = sum(k in known for k in tried if found[k] not in KILLED)
+        change = changes(module)
+        same = sum(change[k] in known for k in tried if found[k] not in KILLED)
         alive = len(tried) - killed
         ratio = f"{killed / len(tried):.1%}" if tried else "-"
         net = f"{killed / (len(tried) - same):.1%}" if len(tried) > same else "-"
@@ -242,6 +324,7 @@ def report(modules: list[str], diffs: bool) -> None:
     print(f"{'module':<11} {'mutants':>7} {'killed':>6} {'survived':>8} {'unrun':>5} "
           f"{'kill ratio':>10} {'equiv.':>6} {'without equiv.':>14}")  # fmt: skip
     survivors: dict[str, list[str]] = {}
+    keys: dict[str, str] = {}
     for module in modules:
         found = verdicts(module)
         if not found:
@@ -251,15 +334,17 @@ def report(modules: list[str], diffs: bool) -> None:
         tried = sum(n for v, n in count.items() if v != "not checked")
         killed = count["killed"]
         alive = [k for k, v in found.items() if v not in KILLED and v != "not checked"]
-        same = [k for k in alive if k in known]
+        change = changes(module)
+        same = [k for k in alive if change[k] in known]
         ratio = killed / tried if tried else 0.0
         net = killed / (tried - len(same)) if tried > len(same) else 1.0
         print(f"{module:<11} {len(found):>7} {killed:>6} {len(alive):>8} "
               f"{count['not checked']:>5} {ratio:>10.1%} {len(same):>6} {net:>14.1%}")  # fmt: skip
         survivors[module] = alive
+        keys.update((k, change[k]) for k in alive)
     for module, alive in survivors.items():
         for name in alive:
-            reason = known.get(name)
+            reason = known.get(keys[name])
             print(f"\n--- {name}: {found_status(module, name)}"
                   + (f" (equivalent: {reason})" if reason else ""))  # fmt: skip
             if diffs:
@@ -278,6 +363,8 @@ def main() -> int:
     parser.add_argument("--report", action="store_true", help="print figures, run nothing")
     parser.add_argument("--no-diffs", action="store_true", help="survivors' names only")
     parser.add_argument("--markdown", action="store_true", help="figures as a table only")
+    parser.add_argument("--stale", action="store_true",
+                        help="the equivalents naming no mutant of the code as it is")  # fmt: skip
     args = parser.parse_args()
     if not MUTMUT.exists():
         print("mutmut is missing: pip install -e '.[dev]'", file=sys.stderr)
@@ -286,6 +373,10 @@ def main() -> int:
     unknown = [m for m in modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module {unknown[0]!r}: one of {', '.join(MODULES)}")
+    if args.stale:
+        gone = stale(modules)
+        print("\n\n".join(gone) or "every equivalent names a mutant of the code as it is")
+        return 1 if gone else 0
     if not args.report:
         for module in modules:
             print(f"mutating {module} ...", flush=True)

@@ -122,6 +122,8 @@ KINDS: dict[str, str] = {
     "test_card_caching": "behaviour",  # the A2A TCK's card caching assertions
     "test_ci_recipe": "behaviour",
     "test_cli_small": "behaviour",
+    "test_cli_defaults": "behaviour",  # documented defaults against the code (D-CLI-39)
+    "test_spec_registry": "behaviour",  # what the question registry derives (D-CORE-28)
     "test_docs_selfcontained": "behaviour",
     "test_install_extras": "behaviour",
     "test_make_test": "behaviour",

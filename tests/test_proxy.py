@@ -37,7 +37,7 @@ from a2a_interview.errors import DeclarationError, InterviewError
 from a2a_interview.ijson import loads
 from a2a_interview.server.proxy import ProxyError, build_proxy
 from a2a_interview.server.ratelimit import RateLimiter
-from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, SELECTOR_QUESTIONS, TERMS_URI
 from needs import need
 from support.ports import closed_port, free_socket
 from support.proxy import (
@@ -88,12 +88,14 @@ def served_card(state: Upstream) -> tuple[bytes, dict[str, Any]]:
     return body, card
 
 
+SELECTING = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
+NO_MATCH = ("no-such-skill", "RECONCILE-STATEMENT")
+
+
 def asks(skills: list[str]) -> list[tuple[str, dict[str, Any] | None]]:
-    out: list[tuple[str, dict[str, Any] | None]] = [
-        (f"interview/{q}", None) for q in ("identity", "capabilities", "usage", "terms", "refusals")
-    ]
-    for skill in [*skills, "no-such-skill", "RECONCILE-STATEMENT"]:
-        out += [("interview/usage", {"skill": skill}), ("interview/terms", {"skill": skill})]
+    out: list[tuple[str, dict[str, Any] | None]] = [(f"interview/{q}", None) for q in QUESTIONS]
+    for skill in [*skills, *NO_MATCH]:
+        out += [(f"interview/{q}", {"skill": skill}) for q in SELECTING]
     out.append(("interview/anything-else", None))
     return out
 
@@ -125,9 +127,10 @@ def test_answers_are_byte_identical_to_the_in_process_integration() -> None:
             skill = params["skill"] if params else None
             assert result_bytes(response) == expected.answer(question, skill), (method, params)
             checked += 1
-        assert checked == 5 + 2 * 5 + 1
+        # each question; each selector question per skill and per selector matching none
+        assert checked == len(QUESTIONS) + len(SELECTING) * (len(skills) + len(NO_MATCH)) + 1
         # The HTTP+JSON binding: the same bytes as the body.
-        for question in ("identity", "capabilities", "usage", "terms", "refusals"):
+        for question in QUESTIONS:
             response = proxy.http.get(f"{REST}/interview/{question}", headers=ACT)
             assert response.status_code == 200
             assert response.content == expected.answer(question)

@@ -26,17 +26,17 @@ from a2a_interview.checks import Binding, Interface
 from a2a_interview.cli import main
 from a2a_interview.record import schema
 from a2a_interview.report import render_report
-from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS
+from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS, SELECTORS_PER_QUESTION
 from a2a_interview.verifier import verify
 from a2a_interview.verifier.sampling import (
     SELECTING,
-    SELECTORS_PER_QUESTION,
     Asked,
     Sampler,
     repeat_probability,
 )
 from agents import JSONRPC_PATH, REST_PATH, Call, honest, rewrite_results
 from support.servers import closed_port_url, serve
+from support.verify import REPEATS, expected_calls
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
@@ -95,26 +95,6 @@ async def run(factory: Callable[[str], Any], **options: Any) -> dict[str, Any]:
         document: dict[str, Any] = (await verify(origin, **options)).to_json()
     SCHEMA.validate(document)
     return document
-
-
-def expected_calls(skills: int, bindings: int, second: int, *, thorough: bool) -> int:
-    """One run's interview calls. Thorough: on the first interface, the inactive probe,
-    every question twice (the five, then each selector question per skill), the two
-    closure probes; on each of ``second`` further interfaces of the same card variant,
-    every question once ("Defaults that fit", D-CLI-8). Sampled (D-VERIFY-72): on each
-    of ``bindings`` bindings, the probe, every question once (``skills`` = k selector
-    ids), the two closure probes; and on the drawn binding, every question without a
-    selector and one selector ask made a second time."""
-    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
-    if thorough:
-        return (1 + 2 * asks + 2) + second * (1 + asks + 2)
-    assert bindings >= 1
-    return bindings * (1 + asks + 2) + REPEATS
-
-
-# The asks a sampled run makes twice (D-VERIFY-72): each question without a selector, and
-# one selector ask.
-REPEATS = len(QUESTIONS) + 1
 
 
 def per_binding(calls: list[dict[str, Any]]) -> dict[str, int]:

@@ -29,14 +29,17 @@ from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
 from a2a_interview.report import junit_xml, render_report
-from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, SELECTOR_QUESTIONS, TERMS_URI
+from a2a_interview.spec import (
+    INTERVIEW_URI,
+    SELECTORS_PER_QUESTION,
+    TERMS_URI,
+)
 from a2a_interview.verifier import verify
-from a2a_interview.verifier.sampling import SELECTORS_PER_QUESTION
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module
 from support import modes
 from support.servers import closed_port_url, serve
-from support.verify import advised, found
+from support.verify import advised, expected_calls, found
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
@@ -117,19 +120,16 @@ async def test_the_honest_agent_is_consistent() -> None:
     assert document["agent"]["card_signature"]["key_source"] == "jku"
     assert [p["result"] for p in document["runs"][0]["proposals"]] == ["ok", "ok"]
     assert advised(document) == {("transport", "loopback_http")}
-    # Both bindings were asked. Thorough: 1 probe + 2 x (5 + 2 x 3 skills) + 2 closure
-    # probes on the first; on the second, of the same card variant, each question once, its
-    # bytes compared with the first's (docs/decisions.md D-CLI-8, "Defaults that fit").
+    # Both bindings were asked. Thorough: 1 probe + 2 x (the questions + each selector
+    # question x 3 skills) + 2 closure probes on the first; on the second, of the same
+    # card variant, each question once, its bytes compared with the first's
+    # (docs/decisions.md D-CLI-8, "Defaults that fit").
     # Sampled (D-VERIFY-63, D-VERIFY-72): 2 of the 3 skills for each selector question,
     # each question once on each binding, and on the drawn one every question without a
     # selector and one selector ask made twice.
     skills = 3 if MODE["thorough"] else SELECTORS_PER_QUESTION
-    asks = len(QUESTIONS) + len(SELECTOR_QUESTIONS) * skills
     calls = document["runs"][0]["calls"]
-    if MODE["thorough"]:
-        assert len(calls) == (1 + 2 * asks + 2) + (1 + asks + 2)
-    else:
-        assert len(calls) == 2 * (1 + asks + 2) + len(QUESTIONS) + 1
+    assert len(calls) == expected_calls(skills, 2, 1, thorough=MODE["thorough"])
     assert {c["binding"] for c in calls} == {"JSONRPC", "HTTP+JSON"}
     mode = "thorough" if MODE["thorough"] else "sampled"
     assert document["runs"][0]["sampling"]["mode"] == mode
@@ -146,7 +146,7 @@ async def test_a_bounded_run_says_what_it_left_out() -> None:
     left = {a["reason"]: a["value"] for a in document["advisories"] if a["code"] == "coverage"}
     assert left == {"selectors_not_asked": 2, "interfaces_not_asked": 1}
     calls = document["runs"][0]["calls"]
-    assert len(calls) == 1 + 2 * (5 + 2 * 1) + 2  # one interface, one skill's selectors
+    assert len(calls) == expected_calls(1, 1, 0, thorough=True)  # one interface, one skill
 
 
 async def test_the_closure_selector_matches_no_skill_even_past_the_skill_bound() -> None:

@@ -14,7 +14,7 @@ from . import pointer
 from .errors import PointerSyntaxError, WireFormatError
 from .ijson import JSON
 from .jcs import canonicalize, is_digest
-from .spec import QUESTIONS, REFUSAL_DETAIL, Question, RefusalReason
+from .spec import QUESTIONS, REFUSAL_DETAIL, SPECS, Question, RefusalReason
 
 Document = Literal["card", "proposal"]
 
@@ -109,18 +109,18 @@ class Answer:
     def from_json(cls, value: Any) -> Answer:
         """Raises ``WireFormatError`` unless ``value`` is exactly an answer.
 
-        Beyond members and types: ``declared`` is ``false`` only on a terms answer with
-        no projections (PROFILE §4.1).
+        Beyond members and types: ``declared`` is ``false`` only on an answer with no
+        projections to a question that projects proposals, terms (PROFILE §4.1).
         """
         obj = _exact(value, frozenset({"question", "declared", "projections"}), "an answer")
         question, declared, projections = obj["question"], obj["declared"], obj["projections"]
-        if question not in QUESTIONS:
-            raise WireFormatError("answer.question is not one of the five questions")
+        if question not in SPECS:
+            raise WireFormatError(f"answer.question is not one of {', '.join(QUESTIONS)}")
         if not isinstance(declared, bool):
             raise WireFormatError("answer.declared is not a boolean")
         if not isinstance(projections, list):
             raise WireFormatError("answer.projections is not an array")
-        if not declared and (question != "terms" or projections):
+        if not declared and (SPECS[question].document != "proposal" or projections):
             raise WireFormatError("declared:false is only a terms answer with no projections")
         return cls(question, declared, tuple(Projection.from_json(p) for p in projections))
 

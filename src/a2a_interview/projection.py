@@ -1,13 +1,13 @@
 """The projection engine: declared documents in, every possible answer's bytes out.
 
 :class:`Interview` is built once from the card as served and the verified proposals it
-commits to. It holds the RFC 8785 bytes of the five answers, of ``usage`` and ``terms``
-for every declared skill id, and of the standard refusal. Serving is a dict lookup.
+commits to. It holds the RFC 8785 bytes of every question's answer, of each selector question's
+answer for every declared skill id, and of the standard refusal. Serving is a dict lookup.
 
 Answers are assembled from per-projection canonical fragments: the JCS form of an array
 is ``[`` + the JCS forms of its items joined by ``,`` + ``]``, so each member is
 canonicalized once however many answers carry it, and building grows linearly with the
-card (PROFILE §4.3 fixes the members and their order).
+card. The members and their order are read from ``spec.REGISTRY`` (PROFILE §4.3).
 """
 
 from __future__ import annotations
@@ -21,14 +21,37 @@ from .ijson import JSON, JSONObject, loads
 from .jcs import canonicalize, digest_bytes
 from .models import Answer, Refusal, result_from_json
 from .pointer import escape
-from .spec import Question
+from .spec import REGISTRY, Question
 from .terms import TermsEntry
 
-# PROFILE §4.3: card members outside the skills, in answer order.
-_USAGE_HEAD = ("supportedInterfaces", "url", "preferredTransport", "additionalInterfaces",
-               "defaultInputModes", "defaultOutputModes")  # fmt: skip
-_SKILL_USAGE = ("inputModes", "outputModes", "securityRequirements")
-_SECURITY = ("securitySchemes", "securityRequirements", "security")
+# PROFILE §4.4: the array a selector narrows.
+_SELECTED = "skills"
+# One step of a plan: top-level members (array None), or members of each array element.
+_Step = tuple[str | None, tuple[str, ...]]
+
+
+def _plan(members: Sequence[str]) -> tuple[_Step, ...]:
+    """The registry's pointers grouped into steps: consecutive members under one array
+    are taken element by element (``/skills/{i}/id`` then ``/skills/{i}/description``)."""
+    steps: list[tuple[str | None, list[str]]] = []
+    for member in members:
+        parts = member.split("/")
+        if len(parts) == 2:
+            array, name = None, parts[1]
+        elif len(parts) == 4 and parts[2] == "{i}":
+            array, name = parts[1], parts[3]
+        else:
+            raise ValueError(f"no plan for the registry member {member!r}")
+        if steps and steps[-1][0] == array:
+            steps[-1][1].append(name)
+        else:
+            steps.append((array, [name]))
+    return tuple((array, tuple(names)) for array, names in steps)
+
+
+_PLANS: dict[str, tuple[_Step, ...]] = {
+    q.name: _plan(q.members) for q in REGISTRY if q.document == "card"
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +74,38 @@ def _card(member: str, value: JSON) -> bytes:
     return _fragment({"document": "card", "member": member}, value)
 
 
-def _members(doc: JSONObject, names: Sequence[str], base: str = "") -> Iterator[bytes]:
-    # PROFILE §4.3: only members present are projected; a present null is projected.
-    for name in names:
-        if name in doc:
-            yield _card(f"{base}/{name}", doc[name])
+class _Fragments:
+    """The card's projections by pointer, each canonicalized once (PROFILE §4.3)."""
+
+    __slots__ = ("_card", "_done")
+
+    def __init__(self, card: JSONObject) -> None:
+        self._card = card
+        self._done: dict[str, bytes] = {}
+
+    def _get(self, pointer: str, value: JSON) -> bytes:
+        fragment = self._done.get(pointer)
+        if fragment is None:
+            fragment = self._done[pointer] = _card(pointer, value)
+        return fragment
+
+    def follow(self, plan: Sequence[_Step], selected: Sequence[int] | None) -> list[bytes]:
+        """The fragments ``plan`` projects; ``selected`` narrows the skills."""
+        card, out = self._card, []
+        for array, names in plan:
+            # PROFILE §4.3: only members present are projected; a present null is projected.
+            if array is None:
+                out += [self._get(f"/{n}", card[n]) for n in names if n in card]
+                continue
+            items = card.get(array)
+            if not isinstance(items, list):
+                continue
+            indices = range(len(items)) if selected is None or array != _SELECTED else selected
+            for i in indices:
+                item = items[i]
+                if isinstance(item, dict):
+                    out += [self._get(f"/{array}/{i}/{n}", item[n]) for n in names if n in item]
+        return out
 
 
 def _answer(question: str, fragments: Sequence[bytes], declared: bool = True) -> bytes:
@@ -96,52 +146,25 @@ class Interview:
         self.skill_ids: tuple[str, ...] = tuple(s["id"] for s in skills)
         self.refusal = Refusal(self.skill_ids).to_bytes()
 
-        skill_ids = [_card(f"/skills/{i}/id", s["id"]) for i, s in enumerate(skills)]
-        descriptions = [
-            _card(f"/skills/{i}/description", s["description"]) if "description" in s else b""
-            for i, s in enumerate(skills)
-        ]
-        security = list(_members(card, _SECURITY))
-        usage_head = list(_members(card, _USAGE_HEAD))
-        usage_skill = [
-            list(_members(s, _SKILL_USAGE, f"/skills/{i}")) for i, s in enumerate(skills)
-        ]
-
-        answers: dict[tuple[str, str | None], bytes] = {}
-        answers["identity", None] = _answer("identity", list(self._identity(card)))
-        answers["capabilities", None] = _answer(
-            "capabilities",
-            [f for pair in zip(skill_ids, descriptions, strict=True) for f in pair if f],
-        )
-        answers["refusals", None] = _answer("refusals", skill_ids + security)
-        answers["usage", None] = _answer(
-            "usage", usage_head + [f for fs in usage_skill for f in fs] + security
-        )
-
         by_id: dict[str, list[int]] = {}
         for i, skill_id in enumerate(self.skill_ids):
             by_id.setdefault(skill_id, []).append(i)
-        for skill_id, indices in by_id.items():
-            selected = [f for i in indices for f in usage_skill[i]]
-            answers["usage", skill_id] = _answer("usage", usage_head + selected + security)
-
+        fragments = _Fragments(card)
         terms = [(p, list(self._terms(p))) for p in proposals]
-        answers["terms", None] = self._terms_answer([fs for _, fs in terms])
-        for skill_id in by_id:
-            answers["terms", skill_id] = self._terms_answer(
-                [fs for p, fs in _select(terms, skill_id)]
-            )
+        answers: dict[tuple[str, str | None], bytes] = {}
+        for question in REGISTRY:
+            name = question.name
+            if question.document == "proposal":
+                answers[name, None] = self._terms_answer(name, [fs for _, fs in terms])
+                for skill_id in by_id if question.selector else ():
+                    selected = [fs for _, fs in _select(terms, skill_id)]
+                    answers[name, skill_id] = self._terms_answer(name, selected)
+                continue
+            plan = _PLANS[name]
+            answers[name, None] = _answer(name, fragments.follow(plan, None))
+            for skill_id, indices in by_id.items() if question.selector else ():
+                answers[name, skill_id] = _answer(name, fragments.follow(plan, indices))
         self._answers = answers
-
-    @staticmethod
-    def _identity(card: JSONObject) -> Iterator[bytes]:
-        yield from _members(card, ("name", "provider", "url"))
-        interfaces = card.get("supportedInterfaces")
-        if isinstance(interfaces, list):
-            for i, interface in enumerate(interfaces):
-                if isinstance(interface, dict) and "url" in interface:
-                    yield _card(f"/supportedInterfaces/{i}/url", interface["url"])
-        yield from _members(card, ("version", "signatures"))
 
     @staticmethod
     def _terms(proposal: CommittedProposal) -> Iterator[bytes]:
@@ -153,17 +176,18 @@ class Interview:
             yield _fragment(member, proposal.document[name])
 
     @staticmethod
-    def _terms_answer(selected: list[list[bytes]]) -> bytes:
+    def _terms_answer(question: str, selected: list[list[bytes]]) -> bytes:
         if not selected:
-            return _answer("terms", [], declared=False)  # interview §4 rule 4
-        return _answer("terms", [f for fs in selected for f in fs])
+            return _answer(question, [], declared=False)  # interview §4 rule 4
+        return _answer(question, [f for fs in selected for f in fs])
 
     def answer(self, question: str, skill: str | None = None) -> bytes:
         """The JCS bytes of the answer to ``question`` (without ``interview/``).
 
-        Returns the standard refusal's bytes for a question outside the five and for a
-        selector that matches no declared skill id exactly (interview §6, PROFILE §4.4).
-        Callers check parameter shapes first: ``skill`` belongs to usage and terms only.
+        Returns the standard refusal's bytes for a question outside ``spec.QUESTIONS`` and
+        for a selector that matches no declared skill id exactly (interview §6, PROFILE
+        §4.4). Callers check parameter shapes first: ``skill`` belongs to the questions in
+        ``spec.SELECTOR_QUESTIONS`` only.
         """
         return self._answers.get((question, skill), self.refusal)
 

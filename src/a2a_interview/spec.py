@@ -6,7 +6,10 @@ package is defined here once, spelled as the texts spell it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Final, Literal
 
 # interview §2
@@ -22,12 +25,51 @@ VERSION_HEADER: Final = "A2A-Version"
 CARD_PATH: Final = "/.well-known/agent-card.json"
 
 METHOD_PREFIX: Final = "interview/"
+# The type of a question's name. A type checker reads a Literal only as written, so this is
+# the one restatement of the registry's names; tests/test_spec_registry.py ties the two.
 Question = Literal["identity", "capabilities", "usage", "terms", "refusals"]
-# interview §4: the closed method set, in the draft's order.
-QUESTIONS: Final[tuple[Question, ...]] = ("identity", "capabilities", "usage", "terms", "refusals")
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionSpec:
+    """One question of the closed method set (interview §4, PROFILE §4.3, D-CORE-28).
+
+    ``members`` are the card members the answer projects, in answer order, as RFC 6901
+    pointers; ``{i}`` runs over the array's indices in document order, and consecutive
+    members under the same array are taken element by element. With ``selector`` the
+    question takes the ``skill`` selector (interview §4 rule 3), which narrows
+    ``/skills/{i}/...`` to the matched skills. ``document`` names what is projected:
+    ``proposal`` projects every top-level member of each selected committed proposal in
+    JCS member order (``members`` is then empty), and its answer is ``declared:false``
+    when no proposal is selected (interview §4 rule 4).
+    """
+
+    name: Question
+    selector: bool
+    members: tuple[str, ...]
+    document: Literal["card", "proposal"] = "card"
+
+
+_SECURITY = ("/securitySchemes", "/securityRequirements", "/security")
+
+# interview §4: the closed method set, in the draft's order; PROFILE §4.3: the members.
+REGISTRY: Final[tuple[QuestionSpec, ...]] = (
+    QuestionSpec("identity", False, ("/name", "/provider", "/url",
+                                     "/supportedInterfaces/{i}/url", "/version", "/signatures")),
+    QuestionSpec("capabilities", False, ("/skills/{i}/id", "/skills/{i}/description")),
+    QuestionSpec("usage", True, ("/supportedInterfaces", "/url", "/preferredTransport",
+                                 "/additionalInterfaces", "/defaultInputModes",
+                                 "/defaultOutputModes", "/skills/{i}/inputModes",
+                                 "/skills/{i}/outputModes", "/skills/{i}/securityRequirements",
+                                 *_SECURITY)),
+    QuestionSpec("terms", True, (), document="proposal"),
+    QuestionSpec("refusals", False, ("/skills/{i}/id", *_SECURITY)),
+)  # fmt: skip
+SPECS: Final[Mapping[str, QuestionSpec]] = MappingProxyType({q.name: q for q in REGISTRY})
+QUESTIONS: Final[tuple[Question, ...]] = tuple(q.name for q in REGISTRY)
 METHODS: Final = tuple(METHOD_PREFIX + q for q in QUESTIONS)
 # interview §4 rule 3: only these take the `skill` selector.
-SELECTOR_QUESTIONS: Final[frozenset[str]] = frozenset({"usage", "terms"})
+SELECTOR_QUESTIONS: Final[frozenset[str]] = frozenset(q.name for q in REGISTRY if q.selector)
 
 
 class RefusalReason(StrEnum):
@@ -69,9 +111,17 @@ MAX_INTERFACES: Final = 16  # interfaces interviewed; the rest is an advisory
 MAX_REQUESTS: Final = 2048  # the default request budget of one run (--max-requests)
 FAILURES_IN_A_ROW: Final = 3  # transport failures or non-protocol answers: abandoned
 
+# The verifier's defaults: its options (``VerifyOptions``, ``ClientOptions``) and the
+# command line's options read these, so a default is changed here alone (D-CLI-39).
+DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure (--deadline)
+DEFAULT_TIMEOUT: Final = 10.0  # seconds for one HTTP exchange (--timeout)
+DEFAULT_CHURN_DELAY: Final = 2.0  # seconds before the re-run after a conflict
+DEFAULT_MAX_SKILLS: Final = 256  # skills whose selectors a thorough run asks (--max-skills)
+SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
+
 # PROFILE §7: the serving layers' default rate limit per client, sized with the verifier's
-# defaults so that one default verify of 100 skills on 3 interfaces (about 830 calls) or of
-# 256 skills on one (about 1,040) finishes without a wait (docs/decisions.md D-CLI-8).
+# defaults so that one thorough verify of 100 skills on 3 interfaces, or of DEFAULT_MAX_SKILLS
+# skills on one, finishes without a wait (D-CLI-8; tests/test_spec_registry.py counts them).
 DEFAULT_RATE_LIMIT: Final = "1200/minute"
 
 # Agent SoW §6: the provider signature's domain separator.

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..card import READINGS
-from ..spec import MAX_INTERFACES, MAX_REQUESTS
+from ..spec import (
+    DEFAULT_CHURN_DELAY,
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_SKILLS,
+    DEFAULT_TIMEOUT,
+    MAX_INTERFACES,
+    MAX_REQUESTS,
+    SELECTORS_PER_QUESTION,
+)
 from .files import read_input
 from .usage import UsageError
 
@@ -214,9 +222,9 @@ def deadline(text: str) -> float | None:
 def add_network(parser: argparse.ArgumentParser, what: str) -> None:
     group = parser.add_argument_group("network")
     group.add_argument(
-        "--deadline", type=deadline, default=120.0, metavar="S",
+        "--deadline", type=deadline, default=DEFAULT_DEADLINE, metavar="S",
         help=f"seconds for {what}, waits included; then it ends unreachable "
-        "(reason deadline; default 120, 0: none)",
+        "(reason deadline; default %(default)g, 0: none)",
     )  # fmt: skip
     group.add_argument(
         "--allow-private", action="store_true",
@@ -266,11 +274,19 @@ def limit(text: str) -> int | None:
     return value or None
 
 
+def add_timeout(group: argparse._ActionsContainer) -> None:
+    """``--timeout``: the time bound of each HTTP exchange, ``ClientOptions``' default."""
+    group.add_argument(
+        "--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="S",
+        help="time bound of each HTTP exchange (default %(default)g)",
+    )  # fmt: skip
+
+
 def add_procedure(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("procedure")
     group.add_argument(
-        "--churn-delay", type=seconds, default=2.0, metavar="S",
-        help="seconds before the re-run that follows a conflict (default 2)",
+        "--churn-delay", type=seconds, default=DEFAULT_CHURN_DELAY, metavar="S",
+        help="seconds before the re-run that follows a conflict (default %(default)g)",
     )  # fmt: skip
     group.add_argument(
         "--require-signature", action="store_true",
@@ -281,31 +297,28 @@ def add_procedure(parser: argparse.ArgumentParser) -> None:
         help="accept the card signature under this reading only "
         "(docs/profile.md §6.3; default: any)",
     )  # fmt: skip
-    group.add_argument(
-        "--timeout", type=seconds, default=10.0, metavar="S",
-        help="time bound of each HTTP exchange (default 10)",
-    )  # fmt: skip
+    add_timeout(group)
     group.add_argument(
         "--thorough", action="store_true",
         help="ask every skill selector on every interface (the bounds below hold); by "
         "default each binding is asked on one interface drawn at random and each "
-        "selector question with 2 skill ids drawn at random, so a run's calls do not "
-        "grow with the card (docs/decisions.md D-VERIFY-63)",
+        f"selector question with {SELECTORS_PER_QUESTION} skill ids drawn at random, so "
+        "a run's calls do not grow with the card (docs/decisions.md D-VERIFY-63)",
     )  # fmt: skip
     group.add_argument(
-        "--max-skills", type=limit, default=256, metavar="N",
+        "--max-skills", type=limit, default=DEFAULT_MAX_SKILLS, metavar="N",
         help="with --thorough, ask the selectors of at most N skills; the rest is an "
-        "advisory (default 256; 0: all)",
+        "advisory (default %(default)s; 0: all)",
     )  # fmt: skip
     group.add_argument(
         "--max-interfaces", type=limit, default=MAX_INTERFACES, metavar="N",
         help=f"interview at most N interfaces, never more than {MAX_INTERFACES} "
-        f"(docs/profile.md §7); the rest is an advisory (default and 0: {MAX_INTERFACES})",
+        "(docs/profile.md §7); the rest is an advisory (default and 0: %(default)s)",
     )  # fmt: skip
     group.add_argument(
         "--max-requests", type=limit, default=MAX_REQUESTS, metavar="N",
         help="the request budget of one run: past it the run ends unreachable "
-        f"(reason request_budget; default {MAX_REQUESTS}, 0: none)",
+        "(reason request_budget; default %(default)s, 0: none)",
     )  # fmt: skip
 
 

@@ -13,11 +13,12 @@ import argparse
 import logging
 import signal
 import sys
+import textwrap
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import InterviewError
-from ..spec import DEFAULT_RATE_LIMIT
+from ..spec import DEFAULT_RATE_LIMIT, METHODS
 from . import redis_storage
 from .files import read_input
 from .usage import EXIT_OK, EXIT_UNREACHABLE, UsageError
@@ -47,8 +48,9 @@ client gets through the proxy); --proposal URL=FILE uses and serves a local copy
 
 Then it listens on --host:--port and
   - reads each request whole (--max-body, --body-timeout) before it talks to the agent;
-  - answers the five interview methods (interview/identity, /capabilities, /usage,
-    /terms, /refusals) on the paths of the card's JSONRPC interfaces, and
+  - answers the interview methods,
+{methods},
+    on the paths of the card's JSONRPC interfaces, and
     GET {path}/interview/{question} under its HTTP+JSON interfaces, when a request
     activates the extension (A2A-Extensions header), in every spelling of those paths;
   - serves the card at the card's path as the agent serves it (its Cache-Control, ETag,
@@ -68,7 +70,10 @@ Then it listens on --host:--port and
 
 Every --poll seconds, and on every card request, the proxy re-reads the card; a changed
 card is verified before it is served, and one that fails keeps the last good set
-serving and is logged."""
+serving and is logged.""".replace(
+    "{methods}",
+    textwrap.fill(", ".join(METHODS), 88, initial_indent="    ", subsequent_indent="    "),
+)
 
 EPILOG = """\
 examples:

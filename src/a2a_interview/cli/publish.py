@@ -24,6 +24,8 @@ from ..terms import read_terms_entries, sign_proposal, verify_proposal, verify_u
 from .files import read_input, write_atomic
 from .usage import EXIT_FAILED, EXIT_OK, UsageError
 
+# The selector questions, as text says them (D-CORE-28).
+_SELECTING = " and ".join(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
 _ALGS = ("nkey", "EdDSA", "ES256", "ES384", "PS256", "RS256")
 
 
@@ -275,7 +277,7 @@ def _proposal_verify(args: argparse.Namespace) -> int:
 def _answer(args: argparse.Namespace) -> int:
     question = args.question.removeprefix(METHOD_PREFIX)
     if args.skill is not None and question not in SELECTOR_QUESTIONS:
-        raise UsageError(f"--skill applies to usage and terms only, not {question!r}")
+        raise UsageError(f"--skill applies to {_SELECTING} only, not {question!r}")
     try:
         card = read_card(read_input(args.card, "card"))
     except IngressError as exc:
@@ -469,7 +471,7 @@ def register(sub: Any) -> None:
         "question",
         help=f"one of {', '.join(QUESTIONS)} (or interview/...); others draw the refusal",
     )
-    p.add_argument("--skill", help="exact-match skill selector (usage and terms)")
+    p.add_argument("--skill", help=f"exact-match skill selector ({_SELECTING})")
     p.add_argument(
         "--proposal",
         action="append",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
+from ..spec import QUESTIONS, SELECTOR_QUESTIONS, SELECTORS_PER_QUESTION
 from .files import check_output, open_atomic, read_input, write_atomic
 from .options import (
     add_credentials,
@@ -31,6 +32,7 @@ from .options import (
     add_procedure,
     add_runner,
     add_store_option,
+    add_timeout,
     concurrency,
     credential_headers,
     credential_origins,
@@ -41,7 +43,6 @@ from .options import (
     parse_origin,
     positive,
     read_jwks,
-    seconds,
     verify_options,
 )
 from .usage import (
@@ -72,11 +73,11 @@ examples:
       --credentials-origin https://api.agent.example
   a2a-interview verify https://agent.example --thorough   # every skill, every interface
 
-By default a run asks each binding on one interface and each selector question with 2
-skill ids, drawn at random, each question once, and on one drawn binding the five
-questions and one selector ask twice (12 calls a binding and six more, whatever the
-card); a lie under one skill of n is caught with probability 2/n per run.
---thorough asks everything, each question twice.
+By default a run asks each binding on one interface and each selector question with {k}
+skill ids, drawn at random, each question once ({calls} calls a binding, the inactive and
+two closure probes included), and on one drawn binding each question and one selector ask
+twice ({repeats} more, whatever the card); a lie under one skill of n is caught with
+probability {k}/n per run. --thorough asks everything, each question twice.
 
 The report says, check by check, what passed and what failed, each conflict with the
 declared value expected and the value the agent gave, the card signature and the
@@ -85,6 +86,15 @@ itself (--as self) is a claim, never evidence. Conformance is not competence.
 
 exit codes: 0 consistent or churn · 1 non_conformant · 2 usage error ·
 3 unreachable or could not complete (authentication required included) · 4 not_offered"""
+VERIFY_EPILOG = (
+    VERIFY_EPILOG.replace("{k}", str(SELECTORS_PER_QUESTION))
+    .replace(
+        "{calls}", str(1 + len(QUESTIONS) + len(SELECTOR_QUESTIONS) * SELECTORS_PER_QUESTION + 2)
+    )
+    .replace("{repeats}", str(len(QUESTIONS) + 1))
+)  # D-VERIFY-72: the drawn binding's repeats
+# The selector questions, as text says them (D-CORE-28).
+_SELECTING = " and ".join(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
 
 ASK_EPILOG = """\
 examples:
@@ -183,13 +193,11 @@ def register(subparsers: Any) -> None:
         formatter_class=formatter,
     )
     ask.add_argument("url", metavar="URL")
-    from ..spec import QUESTIONS
 
     ask.add_argument("question", metavar="QUESTION", choices=QUESTIONS,
                      help="one of: " + ", ".join(QUESTIONS))  # fmt: skip
-    ask.add_argument("--skill", help="the skill selector (usage and terms only)")
-    ask.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
-                     help="time bound of each HTTP exchange (default 10)")  # fmt: skip
+    ask.add_argument("--skill", help=f"the skill selector ({_SELECTING} only)")
+    add_timeout(ask)
     add_network(ask, "the card and the question")
     add_credentials(ask)
     ask.set_defaults(run=_ask)
@@ -314,7 +322,7 @@ def _ask(args: argparse.Namespace) -> int:
     from ..errors import DeclarationError, IngressError
     from ..net.failures import TransportFailure
     from ..report import show
-    from ..spec import RPC_VERSION_NOT_SUPPORTED, SELECTOR_QUESTIONS
+    from ..spec import RPC_VERSION_NOT_SUPPORTED
     from ..verifier.asking import (
         AuthenticationRequired,
         CredentialsNotSent,
@@ -327,7 +335,7 @@ def _ask(args: argparse.Namespace) -> int:
 
     url = _url(args.url)
     if args.skill is not None and args.question not in SELECTOR_QUESTIONS:
-        raise UsageError("--skill applies to usage and terms only")
+        raise UsageError(f"--skill applies to {_SELECTING} only")
     options = ClientOptions(
         timeout=args.timeout, headers=credential_headers(args), allow_private=args.allow_private,
         credential_origins=credential_origins(args),

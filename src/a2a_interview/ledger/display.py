@@ -46,6 +46,7 @@ from ..record import (
     standing_reason,
     verify_record_signature,
 )
+from ..spec import QUESTIONS
 from .runners import EVIDENCE_WORDS, NO_RUNNERS, Runners, RunnerView, runner_view
 
 __all__ = [
@@ -142,8 +143,9 @@ CHECK_STATUS: Final[Mapping[str, str]] = {
 # What a result does not establish (PROFILE §8, interview §8, §9), in plain words. From
 # our constant, never from the record's own list (a self-run record is agent data).
 BOUNDARIES: Final[tuple[str, ...]] = (
-    "The interview checks one thing: that the agent's live answers to five questions "
-    "match the documents it declared (its card and committed terms).",
+    "The interview checks one thing: that the agent's live answers to its questions "
+    f"({', '.join(QUESTIONS)}) match the documents it declared (its card and committed "
+    "terms).",
     *(f"It does not establish {item}." for item in DOES_NOT_ESTABLISH),
     "Conformance is not competence: a perfectly consistent agent can be bad at its job.",
     "Who ran it matters. A result the agent ran on itself, an unsigned one, or one "

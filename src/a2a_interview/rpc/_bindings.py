@@ -56,7 +56,7 @@ def jsonrpc(  # noqa: PLR0912 (PROFILE §3's envelope rules, in order)
     ``body`` is the decoded body (:func:`decoded_body`). Returns, under activation and
     for a method in the ``interview/`` namespace:
 
-    - the answer, or the standard refusal for a method outside the five, as ``result``
+    - the answer, or the standard refusal for a method outside ``QUESTIONS``, as ``result``
       (PROFILE §3.4, §3.6);
     - ``-32602`` for params of the wrong shape (PROFILE §3.5);
     - ``-32600`` for an envelope that is not JSON-RPC 2.0, and for a batch (an array)
@@ -133,8 +133,8 @@ def rest(
 
     ``question`` is the path segment after ``/interview/``, already percent-decoded;
     ``query`` is the raw query string. Returns ``None`` without activation (the host's
-    own 404) and for methods other than GET; a 200 refusal for a question outside the
-    five; 400 for unknown query parameters, a repeated ``skill``, or ``skill`` on a
+    own 404) and for methods other than GET; a 200 refusal for a question outside
+    ``QUESTIONS``; 400 for unknown query parameters, a repeated ``skill``, or ``skill`` on a
     question that takes no selector.
     """
     if method != "GET" or not act:

@@ -20,9 +20,10 @@ from ..declarations import interview_entry, read_card
 from ..errors import InterviewError
 from ..net.failures import DeadlineExceeded, TransportFailure
 from ..net.urls import card_url_for
+from ..spec import DEFAULT_DEADLINE
 from .calls import Calls
 from .client import ClientOptions, Interviewer
-from .state import DEFAULT_DEADLINE, Abandoned, RunState, Stop
+from .state import Abandoned, RunState, Stop
 
 __all__ = [
     "AskResult",

@@ -73,7 +73,7 @@ from ..net.failures import (
     Unavailable,
 )
 from ..net.urls import check_url, is_loopback, origin, origin_text
-from ..spec import MAX_DOCUMENT_BYTES
+from ..spec import DEFAULT_TIMEOUT, MAX_DOCUMENT_BYTES
 from .addresses import AddressPolicy, GuardedBackend, Resolver, system_resolver
 from .wire import Pool, WireError, WireTooLarge, connect_cause
 
@@ -116,7 +116,7 @@ class ClientOptions:
     ``resolver``: the name lookup (default: the system's, through anyio).
     """
 
-    timeout: float = 10.0
+    timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = MAX_DOCUMENT_BYTES
     max_redirects: int = 3
     retry_budget: float = 120.0

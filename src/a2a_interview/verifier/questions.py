@@ -1,10 +1,11 @@
 """The questions asked on one interface, in order, and the checks on each answer.
 
 1. the inactive probe: ``interview/identity`` without activation;
-2. every question asked under activation: the five, then ``usage`` and ``terms`` with each
-   declared skill id as selector (at most ``max_skills``), each asked twice (determinism);
-   or, sampled (the default, D-VERIFY-63), with the few the :class:`~.sampling.Sampler`
-   draws, each asked once but the one ask it draws to be made twice (D-VERIFY-72);
+2. every question asked under activation: each of ``spec.QUESTIONS``, then each selector
+   question (``spec.SELECTOR_QUESTIONS``) with each declared skill id as selector (at most
+   ``max_skills``), each asked twice (determinism); or, sampled (the default,
+   D-VERIFY-63), with the few the :class:`~.sampling.Sampler` draws, each asked once but
+   the one ask it draws to be made twice (D-VERIFY-72);
 3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage`` with
    a selector that matches nothing (closure_selector).
 

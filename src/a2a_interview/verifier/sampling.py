@@ -13,11 +13,11 @@ asked, as before.
 Determinism (PROFILE §7: a second ask gives identical bytes), sampled (D-VERIFY-72): each
 interface is asked each question once, its bytes compared with those of the other
 bindings of its card variant (a second ask on another binding), and on one binding drawn
-at random every ask without a selector (the five questions) is made twice, and one of its
+at random every ask without a selector (each question) is made twice, and one of its
 selector asks drawn at random. A run so makes ``1 + A + 2`` calls a binding (``A`` =
-the five and ``k`` per selector question) and six more in all. An agent whose answers
-change on a second ask is caught on every run unless its lie is confined to one selector
-or to one binding of ``B``: one selector ask's second ask, with probability
+each question and ``k`` per selector question) and ``len(QUESTIONS) + 1`` more in all.
+An agent whose answers change on a second ask is caught on every run unless its lie is
+confined to one selector or to one binding of ``B``: one selector ask's second ask, with probability
 ``1/(2*n*B)`` per run (:func:`repeat_probability`); one binding's, ``1/B``.
 
 The draw is the driver's (the core stays deterministic), from an injectable source
@@ -35,11 +35,10 @@ from typing import Final
 
 from ..checks import Interface
 from ..record import Sampling
-from ..spec import QUESTIONS, SELECTOR_QUESTIONS
+from ..spec import QUESTIONS, SELECTOR_QUESTIONS, SELECTORS_PER_QUESTION
 
 __all__ = [
     "SELECTING",
-    "SELECTORS_PER_QUESTION",
     "Asked",
     "Sampler",
     "in_turn",
@@ -48,7 +47,6 @@ __all__ = [
 
 # The selector questions, in the order an interface is asked them.
 SELECTING: Final = tuple(q for q in QUESTIONS if q in SELECTOR_QUESTIONS)
-SELECTORS_PER_QUESTION: Final = 2  # k: the skill ids a default run asks each with
 
 
 def repeat_probability(

@@ -38,12 +38,18 @@ from ..record import (
     ProposalRecord,
     Run,
 )
-from ..spec import MAX_INTERFACES, MAX_REQUESTS
+from ..spec import (
+    DEFAULT_CHURN_DELAY,
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_SKILLS,
+    MAX_INTERFACES,
+    MAX_REQUESTS,
+    SELECTORS_PER_QUESTION,
+)
 from .client import ClientOptions
-from .sampling import SELECTORS_PER_QUESTION, Asked
+from .sampling import Asked
 
 __all__ = [
-    "DEFAULT_DEADLINE",
     "Abandoned",
     "RunState",
     "Stop",
@@ -55,8 +61,6 @@ __all__ = [
     "progress",
     "transport_incomplete",
 ]
-
-DEFAULT_DEADLINE: Final = 120.0  # seconds for one agent's whole procedure
 
 
 def _utcnow() -> datetime:
@@ -96,11 +100,11 @@ class VerifyOptions:
     jwks_fallback: bool = False
     readings: tuple[Reading, ...] = READINGS
     require_signature: bool = False
-    churn_delay: float = 2.0
+    churn_delay: float = DEFAULT_CHURN_DELAY
     client: ClientOptions = field(default_factory=ClientOptions)
     total_timeout: float | None = DEFAULT_DEADLINE
     max_interfaces: int | None = MAX_INTERFACES
-    max_skills: int | None = 256
+    max_skills: int | None = DEFAULT_MAX_SKILLS
     max_requests: int | None = MAX_REQUESTS
     progress: Callable[[str], None] | None = None
     clock: Callable[[], datetime] = _utcnow
