@@ -51,13 +51,18 @@ def test_benchmarks_md_tells_no_history_of_how_the_work_was_organised() -> None:
 
 
 def test_serve_py_and_the_doc_hold_the_same_goals() -> None:
-    # bench/serve.py printed "goal >= 0.8" for the middleware where the doc said 0.85.
+    # bench/serve.py printed "goal >= 0.8" for the middleware where the doc said 0.85: every
+    # goal the script prints is one the doc's Serving section states (D-SERVE-38).
     source = (ROOT / "bench" / "serve.py").read_text()
-    goals = source[source.index("GOALS = [") : source.index("def main")]
-    in_script = {float(g) for g in re.findall(r'", (\d+(?:\.\d+)?)\)', goals)}
-    in_script |= {float(g) for g in re.findall(r'": (\d+(?:\.\d+)?)\}', goals)}
+    table = source[
+        source.index("def cases()") : source.index("\n\n\ndef ", source.index("def cases()"))
+    ]
+    in_script = {
+        float(g) for g in re.findall(r'^        \("\w", "[^"]*", (\d+(?:\.\d+)?), \[', table, re.M)
+    }
+    in_script |= {float(g) for g in re.findall(r"goal=(\d+(?:\.\d+)?)", table)}
     doc = (ROOT / "docs" / "benchmarks.md").read_text()
     serving = doc[doc.index("\n## Serving") : doc.index("Earlier the same day")]
     in_doc = {float(g) for g in re.findall(r"≥ (\d+(?:\.\d+)?)", serving)}
-    assert in_script == in_doc
-    assert 0.85 in in_script
+    assert in_script <= in_doc, in_script - in_doc
+    assert {0.9, 0.95, 0.98} <= in_script  # fresh ids, a repeated id, SendMessage
