@@ -1,7 +1,7 @@
 """Mutation testing of the core: how many one-line breaks of each module its tests catch.
 
     nice -n 19 .venv/bin/python bench/mutation.py            # every module, smallest first
-    nice -n 19 .venv/bin/python bench/mutation.py jcs ijson  # some modules
+    nice -n 19 .venv/bin/python bench/mutation.py jcs strictjson  # some modules
     nice -n 19 .venv/bin/python bench/mutation.py --report   # figures of the runs so far
 
 Each module runs on its own under ``mutmut`` (the ``dev`` extra) in a scratch directory
@@ -45,7 +45,7 @@ CARD_TESTS = ["tests/test_cardsig.py", "tests/test_jose.py", "tests/test_cardpro
 # order they run: smallest first, so a run cut short has the most modules finished.
 MODULES: dict[str, tuple[str, list[str]]] = {
     "jcs": ("jcs.py", ["tests/test_jcs.py"]),
-    "ijson": ("ijson.py", ["tests/test_ijson.py"]),
+    "strictjson": ("strictjson.py", ["tests/test_strictjson.py"]),
     "projection": ("projection.py", ["tests/test_projection.py"]),
     "terms": ("terms.py", ["tests/test_terms.py"]),
     # rpc/ (split from one module along its jobs): each part against the bindings' tests.

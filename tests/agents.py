@@ -33,11 +33,11 @@ from starlette.routing import Route
 from a2a_interview import reference
 from a2a_interview.card import load_private_key, sign_card
 from a2a_interview.declarations import build
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.projection import CommittedProposal, Interview
 from a2a_interview.rpc import activation, jsonrpc, rest, rpc_error
 from a2a_interview.spec import CARD_PATH, METHOD_PREFIX, RPC_INVALID_PARAMS, RPC_METHOD_NOT_FOUND
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import read_terms_entries
 
 JSONRPC_PATH = "/a2a/jsonrpc"

@@ -27,7 +27,7 @@ import pytest
 KINDS: dict[str, str] = {
     # vectors: expected values independent of the code under test
     "test_jcs": "vectors",  # RFC 8785 corpus, the rfc8785 package
-    "test_ijson": "vectors",  # RFC 7493 rules, hand-written inputs and errors
+    "test_strictjson": "vectors",  # RFC 7493 rules, hand-written inputs and errors
     "test_card_spellings": "vectors",  # a card's interfaces under proto names, by hand
     "test_pointer": "vectors",  # RFC 6901 examples
     "test_projection": "vectors",  # the draft's §5/§6 examples byte for byte, member lists

@@ -30,9 +30,9 @@ from typing import Any
 import anyio
 
 from a2a_interview import nkeys
-from a2a_interview.ijson import loads
 from a2a_interview.record import ResultRecord
 from a2a_interview.spec import INTERVIEW_URI
+from a2a_interview.strictjson import loads
 from a2a_interview.verifier import verify
 from agents import Call, honest, rewrite_results
 from support.servers import closed_port_url, serve

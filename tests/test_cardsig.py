@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_interview import ijson
+from a2a_interview import strictjson
 from a2a_interview.card import (
     ALGORITHMS,
     READINGS,
@@ -118,7 +118,7 @@ def test_vector_corpus_is_present_and_unchanged() -> None:
 def _load_vector(path: str) -> dict[str, Any]:
     shared_vectors("card-sign")
     assert MANIFEST is not None, f"card-sign vectors missing at {VECTORS}"
-    vector = ijson.loads((VECTORS / path).read_bytes())
+    vector = strictjson.loads((VECTORS / path).read_bytes())
     assert isinstance(vector, dict)
     return vector
 
@@ -284,7 +284,7 @@ def _sdk_sign_and_serve(card: Any, alg: str, kid: str = "sdk-1") -> dict[str, An
 
     # jku left out: the SDK would put "jku": null into the protected header.
     create_agent_card_signer(key_for(alg), {"alg": alg, "kid": kid, "typ": "JOSE"})(card)  # type: ignore[typeddict-item]
-    served = ijson.loads(json.dumps(agent_card_to_dict(card)).encode())
+    served = strictjson.loads(json.dumps(agent_card_to_dict(card)).encode())
     assert isinstance(served, dict)
     return served
 

@@ -48,10 +48,10 @@ from a2a_interview.checks import (
     read_result,
     run_statuses,
 )
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.models import Answer, Source
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, TERMS_URI, ProposalFailure
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import ProposalVerdict
 from support.checks import HONEST, ORIGIN, answer, declared
 

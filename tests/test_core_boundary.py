@@ -9,7 +9,7 @@ from pathlib import Path
 import a2a_interview
 
 CORE = [
-    "spec", "errors", "ijson", "jcs", "pointer", "models", "nkeys", "terms", "cardproto",
+    "spec", "errors", "strictjson", "jcs", "pointer", "models", "nkeys", "terms", "cardproto",
     "card", "card._sig", "card._readings", "card._jose",
     "projection", "declarations", "reference",
     "rpc", "rpc._bindings", "rpc._activation", "rpc._paths", "rpc._envelopes",

@@ -70,8 +70,8 @@ def test_every_entry_names_a_test_function_that_exists() -> None:
 
 def test_the_entry_rule_can_fail() -> None:
     # The control: a file alone, a missing function and no name at all are each bare.
-    assert not _named_tests("- **A.** Shown by `tests/test_ijson.py`.")
-    assert not any(_exists(*t) for t in _named_tests("- **B.** `tests/test_ijson.py::nope`."))
+    assert not _named_tests("- **A.** Shown by `tests/test_strictjson.py`.")
+    assert not any(_exists(*t) for t in _named_tests("- **B.** `tests/test_strictjson.py::nope`."))
     assert _named_tests("- **C.** Nothing named.") == []
-    good = "- **D.** `tests/test_ijson.py::test_rejections_are_typed`, `::nope`."
+    good = "- **D.** `tests/test_strictjson.py::test_rejections_are_typed`, `::nope`."
     assert [_exists(*t) for t in _named_tests(good)] == [True, False]

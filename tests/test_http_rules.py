@@ -21,13 +21,13 @@ import pytest
 from a2a_interview import reference
 from a2a_interview.card import verify_card
 from a2a_interview.declarations import build
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.pointer import resolve
 from a2a_interview.projection import Interview
 from a2a_interview.server import demo
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import read_terms_entries, verify_proposal
 from support.servers import serve
 

@@ -109,6 +109,7 @@ PINNED_ELSEWHERE = frozenset({"a2a_interview", "a2a_interview.ledger"})
 
 # The __all__ of each module of 0.6 that is now a private part of a package.
 OLD_ALL: dict[str, list[str]] = {
+    "a2a_interview.ijson": ["JSON", "JSONObject", "loads"],
     "a2a_interview.verifier.run": [
         "DEFAULT_DEADLINE", "Abandoned", "RunState", "Stop", "Variant", "VerifyOptions",
         "auth_required", "bounded", "off_loop", "progress", "transport_incomplete",

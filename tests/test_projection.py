@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from a2a_interview import jcs, pointer, reference
 from a2a_interview.declarations import build
 from a2a_interview.errors import DeclarationError
-from a2a_interview.ijson import loads
 from a2a_interview.models import Answer, Projection, Refusal, Source, result_from_json
 from a2a_interview.projection import CommittedProposal, Interview
 from a2a_interview.spec import QUESTIONS, TERMS_URI, RefusalReason
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import TermsEntry
 
 EXAMPLE_DIGEST = "sha256:9f2c41d08a6b57e3c1d94f0b2a7e86c5d13f9a04b8e62d7c50a1f3e8b96c4d27"

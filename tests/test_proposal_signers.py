@@ -14,10 +14,10 @@ import pytest
 
 from a2a_interview import nkeys, reference
 from a2a_interview.cli import main
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import digest
 from a2a_interview.record import committed_signers, standing_reason
 from a2a_interview.spec import TERMS_URI
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import sign_proposal
 from agents import honest
 from support.servers import serve

@@ -34,10 +34,10 @@ from starlette.applications import Starlette
 from a2a_interview import reference
 from a2a_interview.declarations import build
 from a2a_interview.errors import DeclarationError, InterviewError
-from a2a_interview.ijson import loads
 from a2a_interview.server.proxy import ProxyError, build_proxy
 from a2a_interview.server.ratelimit import RateLimiter
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS, SELECTOR_QUESTIONS, TERMS_URI
+from a2a_interview.strictjson import loads
 from needs import need
 from support.ports import closed_port, free_socket
 from support.proxy import (

@@ -18,9 +18,9 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.card import generate_key, is_signed, public_jwk, sign_card, verify_card
-from a2a_interview.ijson import loads
 from a2a_interview.server.proxy.upstream import PROXY_JWKS_PATH
 from a2a_interview.spec import INTERVIEW_URI
+from a2a_interview.strictjson import loads
 from a2a_interview.verifier import verify
 from support.ports import free_socket
 from support.proxy import CARD, proxy_running, upstream_running

@@ -26,10 +26,10 @@ from a2a_interview import reference
 from a2a_interview.card import generate_key, public_jwk, verify_card
 from a2a_interview.declarations import interview_entry, load
 from a2a_interview.errors import DeclarationError
-from a2a_interview.ijson import loads
 from a2a_interview.projection import Interview
 from a2a_interview.server.proxy import ProxyError, build_proxy, trusted_peers
 from a2a_interview.spec import INTERVIEW_URI, TERMS_URI
+from a2a_interview.strictjson import loads
 from needs import need
 from support.ports import free_socket
 from support.proxy import V1, proxy_command, proxy_running, upstream_running

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_interview.ijson import loads
 from a2a_interview.spec import INTERVIEW_URI
+from a2a_interview.strictjson import loads
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ACT = {"A2A-Extensions": INTERVIEW_URI, "A2A-Version": "1.0"}  # PROFILE §3.10

@@ -47,7 +47,6 @@ from starlette.responses import JSONResponse, Response
 from a2a_interview import reference
 from a2a_interview.card import generate_key, public_jwk, verify_card
 from a2a_interview.errors import DeclarationError
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize
 from a2a_interview.pointer import resolve
 from a2a_interview.server import demo
@@ -61,6 +60,7 @@ from a2a_interview.server.sdk import (
     sign_agent_card,
 )
 from a2a_interview.spec import INTERVIEW_URI, QUESTIONS
+from a2a_interview.strictjson import loads
 
 BASE = "http://agent.test"
 ACT = {"A2A-Extensions": INTERVIEW_URI}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from a2a_interview.cli import main
-from a2a_interview.ijson import JSONObject
+from a2a_interview.strictjson import JSONObject
 from a2a_interview.verifier import VerifyOptions
 from a2a_interview.verifier.many import origin_of, verify_many
 from agents import honest, liar

@@ -25,7 +25,6 @@ import pytest
 
 from a2a_interview import reference
 from a2a_interview.checks import Check
-from a2a_interview.ijson import loads
 from a2a_interview.jcs import canonicalize, digest
 from a2a_interview.record import ResultRecord, schema
 from a2a_interview.report import junit_xml, render_report
@@ -34,6 +33,7 @@ from a2a_interview.spec import (
     SELECTORS_PER_QUESTION,
     TERMS_URI,
 )
+from a2a_interview.strictjson import loads
 from a2a_interview.verifier import verify
 from agents import Call, Reply, Wrap, honest, params_first, rewrite_results
 from needs import module as need_module

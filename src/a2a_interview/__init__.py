@@ -19,12 +19,12 @@ from .errors import (
     SignatureError,
     WireFormatError,
 )
-from .ijson import loads
 from .jcs import canonicalize, digest
 from .models import Answer, Projection, Refusal, Source, result_from_json
 from .pointer import escape, format_pointer, resolve
 from .projection import CommittedProposal, Interview
 from .spec import INTERVIEW_URI, METHODS, QUESTIONS, TERMS_URI
+from .strictjson import loads
 from .terms import ProposalVerdict, TermsEntry, read_terms_entries, sign_proposal, verify_proposal
 
 __version__ = "0.6.0"

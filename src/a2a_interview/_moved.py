@@ -56,6 +56,8 @@ MODULES: Final[Mapping[str, tuple[str, str]]] = {
     "a2a_interview.verifier.bodies": (_BODIES, _BODIES),
     # A driver, not the core (D-NET-17).
     "a2a_interview.demo": ("a2a_interview.server.demo", "a2a_interview.server.demo"),
+    # Not the PyPI parser of the same name (D-CORE-35).
+    "a2a_interview.ijson": ("a2a_interview.strictjson", "a2a_interview.strictjson"),
 }
 
 

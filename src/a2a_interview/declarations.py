@@ -13,9 +13,9 @@ from typing import Any
 
 from .cardproto import spelling
 from .errors import DeclarationError, IngressError
-from .ijson import JSONObject, loads
 from .projection import CommittedProposal, Interview
 from .spec import INTERVIEW_URI, MAX_DEPTH, MAX_DOCUMENT_BYTES
+from .strictjson import JSONObject, loads
 from .terms import (
     ProposalVerdict,
     TermsEntry,

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from . import pointer
 from .errors import PointerSyntaxError, WireFormatError
-from .ijson import JSON
 from .jcs import canonicalize, is_digest
 from .spec import QUESTIONS, REFUSAL_DETAIL, SPECS, Question, RefusalReason
+from .strictjson import JSON
 
 Document = Literal["card", "proposal"]
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .errors import DeclarationError
-from .ijson import JSON, JSONObject, loads
 from .jcs import canonicalize, digest_bytes
 from .models import Answer, Refusal, result_from_json
 from .pointer import escape
 from .spec import REGISTRY, Question
+from .strictjson import JSON, JSONObject, loads
 from .terms import TermsEntry
 
 # PROFILE §4.4: the array a selector narrows.
@@ -131,7 +131,7 @@ class Interview:
 
     Raises ``DeclarationError`` when the card is not a JSON object or its ``skills`` is
     not an array of objects with string ids, and ``CanonicalizationError`` when a value
-    has no RFC 8785 form (never for documents read through ``ijson.loads``).
+    has no RFC 8785 form (never for documents read through ``strictjson.loads``).
     """
 
     __slots__ = ("_answers", "card", "card_bytes", "card_digest", "refusal", "skill_ids")

@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from . import nkeys
 from ._moved import moved_name
 from .errors import IngressError, KeyFormatError
-from .ijson import JSONObject, loads
 from .jcs import canonicalize, digest_bytes, is_digest
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, SOW_SIGNING_PREFIX, TERMS_URI, ProposalFailure
+from .strictjson import JSONObject, loads
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from a2a_interview import reference
 from a2a_interview.checks import (
     Declared,
 )
-from a2a_interview.ijson import loads
+from a2a_interview.strictjson import loads
 from a2a_interview.terms import read_terms_entries, verify_proposal
 
 ORIGIN = "https://stonework.example"

@@ -36,7 +36,7 @@ from joserfc.jwk import ECKey, Key, OKPKey, RSAKey
 from joserfc.jws import JWSRegistry
 from joserfc.util import urlsafe_b64decode, urlsafe_b64encode
 
-from .. import ijson
+from .. import strictjson
 from ..errors import AlgorithmRefused, IngressError, KeyFormatError, SignatureError
 from ..jcs import canonicalize
 
@@ -409,7 +409,7 @@ def load_private_key(data: bytes) -> PrivateKey:
     text = bytes(data).strip()
     if text.startswith(b"{"):
         try:
-            jwk = ijson.loads(text)
+            jwk = strictjson.loads(text)
         except IngressError:
             raise KeyFormatError("the key file is neither PEM nor a JSON JWK") from None
         return _jwk_to_private_key(jwk)
@@ -453,7 +453,7 @@ def jwks_from_json(value: Any) -> list[dict[str, Any]]:
     """
     if isinstance(value, bytes | bytearray | memoryview | str):
         try:
-            value = ijson.loads(value)
+            value = strictjson.loads(value)
         except IngressError:
             raise KeyFormatError("the JWK Set is not strict JSON") from None
     if not isinstance(value, dict) or not isinstance(value.get("keys"), list):

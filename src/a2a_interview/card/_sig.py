@@ -35,7 +35,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from joserfc.jwk import Key
 
-from .. import ijson
+from .. import strictjson
 from ..errors import (
     AlgorithmRefused,
     CanonicalizationError,
@@ -322,7 +322,7 @@ def _parse_protected(
     if len(text) > _MAX_PROTECTED_CHARS:
         return None
     try:
-        header = ijson.loads(b64d(text), max_bytes=_MAX_PROTECTED_CHARS, max_depth=8)
+        header = strictjson.loads(b64d(text), max_bytes=_MAX_PROTECTED_CHARS, max_depth=8)
     except (ValueError, IngressError):
         return None
     if not isinstance(header, dict):

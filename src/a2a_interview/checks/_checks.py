@@ -42,7 +42,6 @@ from typing import Any, cast
 
 from .. import pointer
 from ..errors import CanonicalizationError, IngressError, PointerError
-from ..ijson import JSON, JSONObject, loads
 from ..jcs import canonicalize, digest_bytes
 from ..models import Answer, Projection, Refusal, Source
 from ..projection import CommittedProposal, Interview
@@ -54,6 +53,7 @@ from ..spec import (
     RPC_METHOD_NOT_FOUND,
     Question,
 )
+from ..strictjson import JSON, JSONObject, loads
 from ..terms import ProposalVerdict, TermsEntry, card_extensions, terms_extensions
 from ._findings import ABSENT, Advisory, Check, Conflict, Value, Where
 from ._responses import (

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Final, Literal
 
-from ..ijson import JSON, JSONObject
 from ..models import Source
+from ..strictjson import JSON, JSONObject
 
 __all__ = ["ABSENT", "CHECKS", "NOWHERE", "Advisory", "Check", "Conflict", "Value", "Where"]
 

@@ -13,9 +13,9 @@ from typing import Final
 
 from ..declarations import interfaces
 from ..errors import CanonicalizationError, IngressError, WireFormatError
-from ..ijson import JSON, JSONObject, loads
 from ..jcs import canonicalize
 from ..models import Answer, Refusal, Source, result_from_json
+from ..strictjson import JSON, JSONObject, loads
 from ._findings import ABSENT, Advisory, Value
 
 __all__ = [

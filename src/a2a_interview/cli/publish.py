@@ -16,10 +16,10 @@ from .. import nkeys
 from ..card import READINGS
 from ..declarations import interview_entry, read_card
 from ..errors import IngressError, SignatureError
-from ..ijson import loads
 from ..jcs import digest
 from ..projection import CommittedProposal, Interview
 from ..spec import METHOD_PREFIX, QUESTIONS, SELECTOR_QUESTIONS
+from ..strictjson import loads
 from ..terms import read_terms_entries, sign_proposal, verify_proposal, verify_uncommitted
 from .files import read_input, write_atomic
 from .usage import EXIT_FAILED, EXIT_OK, UsageError

@@ -44,9 +44,9 @@ def _in_hand(args: argparse.Namespace, document: dict[str, Any]) -> tuple[list[s
     ``--proposal``), and a line for each saying what was checked."""
     from ..card import jwks_from_json
     from ..errors import CanonicalizationError, KeyFormatError
-    from ..ijson import loads
     from ..jcs import digest
     from ..record import card_key_ids, proposal_signer
+    from ..strictjson import loads
 
     ids: list[str] = []
     notes: list[str] = []

@@ -453,8 +453,8 @@ def _read_credentials(path: str) -> dict[tuple[str, str, int], Any]:
     read now (a variable that is not set is a usage error before any agent is
     contacted)."""
     from ..errors import IngressError
-    from ..ijson import loads
     from ..net.urls import origin
+    from ..strictjson import loads
     from ..verifier.many import Given
 
     try:

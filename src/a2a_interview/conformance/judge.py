@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InterviewError
-from ..ijson import loads
 from ..jcs import canonicalize
 from ..pointer import resolve
 from ..spec import INTERVIEW_URI
+from ..strictjson import loads
 from .calls import Expect, Level
 
 _ANSWER = frozenset({"question", "declared", "projections"})

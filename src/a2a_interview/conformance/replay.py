@@ -22,8 +22,8 @@ from typing import Any, Final
 
 from .._moved import moved_name
 from ..errors import InterviewError
-from ..ijson import loads
 from ..jcs import canonicalize
+from ..strictjson import loads
 from .vectors import DRAFT
 
 FORMAT: Final = "a2a-interview-conformance/verifier/1"

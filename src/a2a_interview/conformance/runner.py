@@ -27,9 +27,9 @@ import httpx
 
 from ..declarations import build, read_card
 from ..errors import InterviewError
-from ..ijson import loads
 from ..jcs import canonicalize
 from ..spec import CARD_PATH, QUESTIONS
+from ..strictjson import loads
 from ..terms import read_terms_entries
 from .calls import Expect, Level, calls
 from .judge import Problem, judge, result_bytes

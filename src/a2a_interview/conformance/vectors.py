@@ -17,8 +17,8 @@ from typing import Any, Final
 from .. import reference
 from ..card import load_private_key, sign_card
 from ..declarations import build, read_card
-from ..ijson import loads
 from ..spec import INTERVIEW_URI, TERMS_URI
+from ..strictjson import loads
 from ..terms import read_terms_entries
 from .calls import Call, Expect, Level, calls
 

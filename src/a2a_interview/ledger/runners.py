@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..errors import IngressError
-from ..ijson import loads
 from ..record import nkey_thumbprint
+from ..strictjson import loads
 from .errors import LedgerError
 
 __all__ = [

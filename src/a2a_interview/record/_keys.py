@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from .. import nkeys
 from ..card import CardSignatureReport, thumbprint, verify_card
 from ..errors import CanonicalizationError, IngressError, KeyFormatError
-from ..ijson import loads
 from ..jcs import canonicalize, digest_bytes, is_digest
 from ..spec import MAX_DEPTH, MAX_DOCUMENT_BYTES
+from ..strictjson import loads
 from ..terms import proposal_signing_bytes, verify_uncommitted
 from ._sanity import member_at
 

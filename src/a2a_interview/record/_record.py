@@ -34,8 +34,8 @@ from typing import Any, Final, Literal, get_args
 from .. import nkeys
 from ..checks import Advisory, Check, CheckStatus, Conflict, Outcome
 from ..errors import SignatureError, WireFormatError
-from ..ijson import JSONObject, loads
 from ..spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, RESULT_FORMAT
+from ..strictjson import JSONObject, loads
 from ._sanity import (
     member_at,
 )

@@ -26,9 +26,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .. import nkeys
 from ..errors import KeyFormatError, SignatureError
-from ..ijson import JSONObject
 from ..jcs import canonicalize
 from ..spec import RESULT_SIGNING_PREFIX
+from ..strictjson import JSONObject
 from ._keys import nkey_thumbprint
 from ._sanity import SanityReason, member_at, record_sanity
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any, Final
 
-from ..ijson import JSONObject, loads
+from ..strictjson import JSONObject, loads
 
 ORIGIN: Final = "https://stonework.example"
 CARD_KID: Final = "stonework-test-2026"

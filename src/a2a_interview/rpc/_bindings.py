@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ..errors import InterviewError
-from ..ijson import loads
 from ..projection import Interview
 from ..spec import (
     METHOD_PREFIX,
@@ -16,6 +15,7 @@ from ..spec import (
     RPC_INVALID_REQUEST,
     SELECTOR_QUESTIONS,
 )
+from ..strictjson import loads
 from ._activation import Activation
 from ._envelopes import Reply, _reply, _rpc_result, rpc_error
 from ._fast import _exact_call, _fast_call

@@ -15,7 +15,6 @@ from typing import Final
 from urllib.parse import quote
 
 from ..checks import Binding, Exchange, Interface, ResultRead, is_binding_answer, read_result
-from ..ijson import JSONObject
 from ..jcs import canonicalize, digest_bytes
 from ..net.failures import (
     BodyTooLarge,
@@ -33,6 +32,7 @@ from ..spec import (
     METHOD_PREFIX,
     VERSION_HEADER,
 )
+from ..strictjson import JSONObject
 from .client import ClientOptions, Interviewer, Response
 from .state import Abandoned, RunState, Stop, auth_required
 

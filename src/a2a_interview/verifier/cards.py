@@ -12,12 +12,12 @@ from __future__ import annotations
 from ..checks import Advisory, Interface
 from ..declarations import read_card
 from ..errors import DeclarationError, IngressError
-from ..ijson import JSONObject
 from ..jcs import canonicalize, digest
 from ..net.failures import without_credentials
 from ..net.urls import card_url_for
 from ..record import Incomplete
 from ..spec import VERSION_HEADER
+from ..strictjson import JSONObject
 from .calls import version_for
 from .client import Interviewer
 from .proposals import verify_terms

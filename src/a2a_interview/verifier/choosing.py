@@ -10,11 +10,11 @@ one with ``thorough``, else one per binding, the others only in its stead
 from __future__ import annotations
 
 from ..checks import Advisory, Check, Conflict, Interface, find_interfaces
-from ..ijson import JSONObject
 from ..models import Source
 from ..net.failures import AddressRefused, InsecureURL
 from ..net.urls import check_url
 from ..spec import MAX_INTERFACES
+from ..strictjson import JSONObject
 from .client import Interviewer
 from .sampling import Asked, Sampler, in_turn
 from .state import RunState, bounded

@@ -21,11 +21,11 @@ from typing import Any
 from ..checks import Advisory, Binding, Interface
 from ..declarations import read_card
 from ..errors import DeclarationError, IngressError
-from ..ijson import JSONObject, loads
 from ..jcs import canonicalize, digest
 from ..net.failures import BudgetSpent, TransportFailure, without_credentials
 from ..record import ExtendedCard
 from ..spec import VERSION_HEADER
+from ..strictjson import JSONObject, loads
 from .calls import version_for
 from .client import Interviewer
 from .state import RunState, VerifyOptions, off_loop, progress

@@ -44,10 +44,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from ..ijson import JSONObject
 from ..net.failures import InsecureURL
 from ..net.urls import origin
 from ..pace import CAP, START, Pace, Window
+from ..strictjson import JSONObject
 from .state import VerifyOptions
 
 Origin = tuple[str, str, int]

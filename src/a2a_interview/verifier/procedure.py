@@ -42,11 +42,11 @@ from ..checks import (
 )
 from ..declarations import interview_entry
 from ..errors import InterviewError
-from ..ijson import JSONObject
 from ..jcs import canonicalize
 from ..net.failures import InsecureURL, TransportFailure, without_credentials
 from ..net.urls import origin_text
 from ..record import Credentials, Incomplete, RanBy, ResultRecord, agent_key_ids, card_name, rfc3339
+from ..strictjson import JSONObject
 from .calls import Calls
 from .cards import fetch_card
 from .choosing import chosen_interfaces, usable_interfaces

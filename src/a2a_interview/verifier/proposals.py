@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ..checks import Advisory, Check, Conflict, Declared
 from ..errors import DeclarationError
-from ..ijson import JSONObject
 from ..models import Source
 from ..record import ProposalRecord, committed_signers, proposal_keys
+from ..strictjson import JSONObject
 from ..terms import ProposalVerdict, TermsEntry, read_terms_entries, verify_proposal
 from .client import Interviewer
 from .state import RunState, VerifyOptions, off_loop

@@ -17,11 +17,11 @@ from .. import nkeys
 from ..card import CardSignatureReport, import_public_jwk, jwks_from_json, verify_card
 from ..checks import Advisory, Check, check_card_signature
 from ..errors import KeyFormatError
-from ..ijson import JSONObject
 from ..net.failures import InsecureURL
 from ..net.urls import check_url, origin
 from ..record import CardSignature, nkey_jwk, verified_key_ids
 from ..spec import MAX_KEYS_TRIED, MAX_SIGNATURES_TRIED
+from ..strictjson import JSONObject
 from .client import Interviewer
 from .state import RunState, VerifyOptions, off_loop
 

@@ -26,7 +26,6 @@ import anyio.to_thread
 
 from ..card import READINGS, Reading
 from ..checks import Advisory, Check, Conflict, Declared, run_statuses
-from ..ijson import JSONObject
 from ..net.failures import CAUSES, TransportFailure, without_credentials
 from ..net.urls import origin_text
 from ..record import (
@@ -46,6 +45,7 @@ from ..spec import (
     MAX_REQUESTS,
     SELECTORS_PER_QUESTION,
 )
+from ..strictjson import JSONObject
 from .client import ClientOptions
 from .sampling import Asked
 

@@ -10,7 +10,6 @@ from typing import Any, Final
 from ...cardurl import URLRefused, normalize_url
 from ...checks import Outcome
 from ...errors import IngressError
-from ...ijson import loads
 from ...jcs import canonicalize, digest_bytes
 from ...record import (
     PARTIES,
@@ -22,6 +21,7 @@ from ...record import (
     verify_record_signature,
 )
 from ...spec import RESULT_FORMAT
+from ...strictjson import loads
 from ..errors import BadSignature, NotARecord, NotSane
 from .tables import MAX_CARD_URL, MAX_NAME, MAX_URL
 

@@ -15,8 +15,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the ledger needs SQLAlchemy: pip install 'a2a-interview[ledger]'") from exc
 
-from ...ijson import loads
 from ...record import agent_name, member_at, standing_reason
+from ...strictjson import loads
 from .columns import short
 from .tables import Dialect, agents_table, records
 

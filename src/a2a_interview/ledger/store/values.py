@@ -7,8 +7,8 @@ import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ...ijson import JSONObject, loads
 from ...record import Standing, standing_of
+from ...strictjson import JSONObject, loads
 
 
 @dataclass(frozen=True)

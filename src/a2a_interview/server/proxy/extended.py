@@ -23,10 +23,10 @@ import httpx
 from ... import rpc
 from ...card import is_signed
 from ...errors import IngressError, InterviewError
-from ...ijson import loads
 from ...jcs import canonicalize
 from ...net.bodies import read_body
 from ...net.failures import BodyTooLarge, EncodingRefused
+from ...strictjson import loads
 from ..asgi import Scope, Send
 from .headers import HOP_BY_HOP, NOT_FORWARDED, listed, plain, request_headers
 from .upstream import Upstream

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-from a2a_interview.ijson import loads
 from a2a_interview.record import record_identity, record_sanity
+from a2a_interview.strictjson import loads
 
 revision = "0004"
 down_revision = "0003"

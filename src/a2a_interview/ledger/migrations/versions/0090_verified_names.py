@@ -28,8 +28,8 @@ import sqlalchemy as sa
 from alembic import op
 
 from a2a_interview.cardurl import URLRefused, normalize_url
-from a2a_interview.ijson import loads
 from a2a_interview.record import member_at, record_sanity, verify_record_signature
+from a2a_interview.strictjson import loads
 
 revision = "0090_verified_names"
 down_revision = "0007"

@@ -23,6 +23,8 @@ from .errors import (
 )
 from .spec import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_SAFE_INTEGER
 
+__all__ = ["JSON", "JSONObject", "loads"]
+
 # A parsed JSON value: None, bool, int, float, str, list or dict[str, ...]. Typed Any
 # because code that walks JSON checks types at run time anyway.
 JSON: TypeAlias = Any
