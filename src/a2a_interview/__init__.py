@@ -27,7 +27,7 @@ from .spec import INTERVIEW_URI, METHODS, QUESTIONS, TERMS_URI
 from .strictjson import loads
 from .terms import ProposalVerdict, TermsEntry, read_terms_entries, sign_proposal, verify_proposal
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 _moved.install()  # the module paths of 0.6, for a deprecation period (D-CORE-23)
 
