@@ -5,7 +5,7 @@
    question (``spec.SELECTOR_QUESTIONS``) with each declared skill id as selector (at most
    ``max_skills``), each asked twice (determinism); or, sampled (the default,
    D-VERIFY-63), with the few the :class:`~.sampling.Sampler` draws, each asked once but
-   the one ask it draws to be made twice (D-VERIFY-72);
+   the asks it makes twice on its drawn binding (D-VERIFY-72);
 3. the closure probes: ``interview/bogus`` (closure_method) and ``interview/usage`` with
    a selector that matches nothing (closure_selector).
 
@@ -58,7 +58,8 @@ async def interview(
     determinism is then the agreement with another interface's answer. With a
     ``sampler`` that is not thorough, each selector question is asked with the skill
     ids it draws (D-VERIFY-63), else with every declared one (at most ``max_skills``),
-    and ``twice`` is the sampler's: the one ask it draws, on its binding (D-VERIFY-72)."""
+    and ``twice`` is the sampler's: on its drawn binding every question and one drawn
+    selector ask (D-VERIFY-72)."""
     url = interface.url
     exchange, _ = await calls.call(state, interface, "identity", None, activated=False)
     state.performed.add(Check.inactive_probe)
