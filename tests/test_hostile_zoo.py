@@ -123,7 +123,7 @@ async def peak(run: Callable[[], Awaitable[Any]]) -> tuple[Any, int]:
         tracemalloc.stop()
 
 
-# D-TEST-56: the default run under draws that differ in the binding and the ask made
+# D-TEST-56: the default run under draws that differ in the binding and the selector ask made
 # twice (D-VERIFY-72) and in the skill ids left out of each selector question.
 SEEDS = (45, 63, 4, 6)
 MODE: dict[str, Any] = {"thorough": False, "seed": SEEDS[0]}

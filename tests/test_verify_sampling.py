@@ -319,7 +319,7 @@ async def test_a_binding_whose_drawn_interface_cannot_be_asked_is_asked_on_anoth
     assert set(abandoned) == {True, False}  # the dead one was drawn first, and was not
 
 
-# --- the ask made twice (D-VERIFY-72) ------------------------------------------------------
+# --- the asks made twice (D-VERIFY-72) -----------------------------------------------------
 
 
 def _interfaces(bindings: int) -> list[Interface]:

@@ -46,7 +46,7 @@ SCHEMA = jsonschema.Draft202012Validator(schema())
 RECONCILE = "reconcile-statement.sow.json"
 
 
-# D-TEST-56: the default run under draws that differ in the binding and the ask made
+# D-TEST-56: the default run under draws that differ in the binding and the selector ask made
 # twice (D-VERIFY-72) and in the skill ids left out of each selector question.
 SEEDS = (63, 2, 4, 6)
 MODE: dict[str, Any] = {"thorough": False, "seed": SEEDS[0]}
