@@ -14,7 +14,6 @@ D-VERIFY-72.
 from __future__ import annotations
 
 import argparse
-import copy
 import random
 import sys
 from pathlib import Path
@@ -25,31 +24,15 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from a2a_interview.verifier import verify
-from agents import JSONRPC_PATH, REST_PATH, honest
+from agents import honest
 from support.servers import serve
+from support.verify import grown as grown_card
 
 
 def grown(skills: int) -> Any:
-    """The honest agent with ``skills`` skills on 3 interfaces."""
-
-    def edit(card: dict[str, Any]) -> dict[str, Any]:
-        model = card["skills"][0]
-        card["skills"] = card["skills"][:skills]
-        for n in range(skills - len(card["skills"])):
-            skill = copy.deepcopy(model)
-            skill["id"], skill["name"] = f"skill-{n:04}", f"Skill {n}"
-            card["skills"].append(skill)
-        origin = card["supportedInterfaces"][0]["url"].split("/a2a/")[0]
-        card["supportedInterfaces"] = [
-            {"url": origin + JSONRPC_PATH, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            # The same route under another URL: a second JSON-RPC interface of the card.
-            {"url": origin + JSONRPC_PATH + "?v=2", "protocolBinding": "JSONRPC",
-             "protocolVersion": "1.0"},
-            {"url": origin + REST_PATH, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-        ]  # fmt: skip
-        return card
-
-    return lambda origin: honest(origin, edit_card=edit, self_check=False)
+    """The honest agent with ``skills`` skills on 3 interfaces (two JSON-RPC, one
+    HTTP+JSON), as tests/test_verify_sampling.py grows it."""
+    return lambda origin: honest(origin, edit_card=grown_card(skills), self_check=False)
 
 
 def count(skills: int, *, thorough: bool, seed: int) -> tuple[str, int, dict[str, int], int]:

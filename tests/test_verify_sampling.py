@@ -36,37 +36,11 @@ from a2a_interview.verifier.sampling import (
 )
 from agents import JSONRPC_PATH, REST_PATH, Call, honest, rewrite_results
 from support.servers import closed_port_url, serve
-from support.verify import REPEATS, expected_calls
+from support.verify import REPEATS, SECOND, expected_calls, grown
 
 pytestmark = pytest.mark.anyio
 SCHEMA = jsonschema.Draft202012Validator(schema())
 K = SELECTORS_PER_QUESTION
-SECOND = "v=2"  # the query naming the card's second JSON-RPC interface (the same route)
-
-
-def grown(skills: int, interfaces: int = 3, dead: str | None = None) -> Callable[..., Any]:
-    """A card edit: ``skills`` skills; ``interfaces`` interfaces, the first two JSON-RPC
-    (the second at ``?v=2``), then HTTP+JSON; ``dead``: a JSON-RPC interface there."""
-
-    def edit(card: dict[str, Any]) -> dict[str, Any]:
-        model = card["skills"][0]
-        card["skills"] = card["skills"][:skills]
-        for n in range(skills - len(card["skills"])):
-            skill = copy.deepcopy(model)
-            skill["id"], skill["name"] = f"skill-{n:03}", f"Skill {n}"
-            card["skills"].append(skill)
-        origin = card["supportedInterfaces"][0]["url"].split("/a2a/")[0]
-        urls = [("JSONRPC", origin + JSONRPC_PATH), ("JSONRPC", f"{origin}{JSONRPC_PATH}?{SECOND}")]
-        urls = [*urls[: interfaces - 1], ("HTTP+JSON", origin + REST_PATH)]
-        if dead is not None:
-            urls.append(("JSONRPC", dead))
-        card["supportedInterfaces"] = [
-            {"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}
-            for binding, url in urls
-        ]
-        return card
-
-    return edit
 
 
 def agent(skills: int, interfaces: int = 3, *, lie: Callable[[Call], bool] | None = None,

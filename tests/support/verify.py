@@ -3,6 +3,8 @@ checked against its schema, and what it advised and found."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
@@ -10,6 +12,7 @@ import jsonschema
 from a2a_interview.record import schema
 from a2a_interview.spec import QUESTIONS, SELECTOR_QUESTIONS
 from a2a_interview.verifier import verify
+from agents import JSONRPC_PATH, REST_PATH
 
 SCHEMA = jsonschema.Draft202012Validator(schema())
 
@@ -48,3 +51,31 @@ def advised(document: dict[str, Any]) -> set[tuple[str, str]]:
 
 def found(document: dict[str, Any], run: int = -1) -> set[tuple[str, str]]:
     return {(c["check"], c["reason"]) for c in document["runs"][run]["conflicts"]}
+
+
+SECOND = "v=2"  # the query naming the card's second JSON-RPC interface (the same route)
+
+
+def grown(skills: int, interfaces: int = 3, dead: str | None = None) -> Callable[..., Any]:
+    """A card edit: ``skills`` skills; ``interfaces`` interfaces, the first two JSON-RPC
+    (the second at ``?v=2``), then HTTP+JSON; ``dead``: a JSON-RPC interface there."""
+
+    def edit(card: dict[str, Any]) -> dict[str, Any]:
+        model = card["skills"][0]
+        card["skills"] = card["skills"][:skills]
+        for n in range(skills - len(card["skills"])):
+            skill = copy.deepcopy(model)
+            skill["id"], skill["name"] = f"skill-{n:03}", f"Skill {n}"
+            card["skills"].append(skill)
+        origin = card["supportedInterfaces"][0]["url"].split("/a2a/")[0]
+        urls = [("JSONRPC", origin + JSONRPC_PATH), ("JSONRPC", f"{origin}{JSONRPC_PATH}?{SECOND}")]
+        urls = [*urls[: interfaces - 1], ("HTTP+JSON", origin + REST_PATH)]
+        if dead is not None:
+            urls.append(("JSONRPC", dead))
+        card["supportedInterfaces"] = [
+            {"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}
+            for binding, url in urls
+        ]
+        return card
+
+    return edit
