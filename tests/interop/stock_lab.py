@@ -28,7 +28,7 @@ from processes import START_SECONDS, proxy_argv, running, write_json
 
 from needs import ROOT, binary
 from support.cli import COMMAND
-from support.ports import free_port
+from support.ports import free_port, free_ports
 
 HERE = Path(__file__).resolve().parent
 CARD = "/.well-known/agent-card.json"
@@ -72,9 +72,12 @@ class Lab:
         self.pem = tmp / "card-key.pem"
         self.pem.write_bytes(self.keys.pem)
         self._started: dict[str, Any] = {}
-        self.js_ports = {v: free_port() for v in JS_VARIANTS}
-        self.py_ports = {v: free_port() for v in PY_VARIANTS}
-        self.api_port = free_port()  # the split agent's second origin
+        # Distinct ports: two variants handed the same freed port failed a whole SDK's
+        # start with "Address already in use".
+        ports = free_ports(len(JS_VARIANTS) + len(PY_VARIANTS) + 1)
+        self.js_ports = dict(zip(JS_VARIANTS, ports, strict=False))
+        self.py_ports = dict(zip(PY_VARIANTS, ports[len(JS_VARIANTS) :], strict=False))
+        self.api_port = ports[-1]  # the split agent's second origin
         self.proxy_ports: dict[str, int] = {}
 
     def close(self) -> None:

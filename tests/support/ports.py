@@ -3,6 +3,7 @@ refused by."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,17 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports, each held bound until all are chosen (so the system
+    cannot hand out one twice); like :func:`free_port`, another program may take one
+    before the child binds it (D-TEST-27)."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def free_socket() -> socket.socket:
